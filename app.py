@@ -1,0 +1,30 @@
+"""SkillOrchestra Studio: Streamlit entry point. Navigation and sidebar chrome only; logic lives in skillorchestra_core."""
+
+import streamlit as st
+
+from pages.components.context import sidebar_picker
+from skillorchestra_core.settings import get_settings
+
+st.set_page_config(page_title="SkillOrchestra Studio", page_icon="🎼", layout="wide")
+
+PAGES = {
+    "Handbook": [
+        st.Page("pages/overview.py", title="Overview", default=True),
+        st.Page("pages/graph.py", title="Graph", url_path="graph"),
+        st.Page("pages/posteriors.py", title="Posteriors", url_path="posteriors"),
+    ],
+    "Routing": [
+        st.Page("pages/playground.py", title="Playground", url_path="playground"),
+        st.Page("pages/decisions.py", title="Decisions", url_path="decisions"),
+    ],
+}
+
+nav = st.navigation(PAGES)
+sidebar_picker()
+settings = get_settings()
+if settings.llm_backend == "offline":
+    st.sidebar.caption("Offline mode: deterministic LLM stand-in, no API key needed.")
+else:
+    st.sidebar.caption(f"LLM: `{settings.llm_model}` through litellm.")
+st.sidebar.text_input("Reviewer", key="ctx:reviewer", value=st.session_state.get("ctx:reviewer", "reviewer"))
+nav.run()

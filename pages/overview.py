@@ -1,0 +1,41 @@
+"""Overview: the handbooks of the open database with their versions, agents, skills and evidence."""
+
+import pandas as pd
+import streamlit as st
+
+from pages.components.context import current_selection, open_session
+from skillorchestra_core.handbook.overview import version_overview
+from skillorchestra_core.handbook.store import summarise_handbooks
+
+st.title("SkillOrchestra Studio")
+st.caption("Curate the routing knowledge of a compound AI system: modes, skills, agent competence and cost.")
+
+with open_session() as s:
+    summaries = summarise_handbooks(s)
+if not summaries:
+    st.warning("The database has no handbook yet. Run `skillorchestra demo` or `skillorchestra import ...`.")
+    st.stop()
+
+st.subheader("Handbooks")
+table = pd.DataFrame([vars(h) for h in summaries])
+table["synthetic"] = table["synthetic"].map({True: "synthetic demo", False: ""})
+st.dataframe(table, hide_index=True, width="stretch")
+
+sel = current_selection()
+if sel.handbook:
+    with open_session() as s:
+        ov = version_overview(s, sel.handbook, sel.version)
+    st.subheader(f"{ov.label}")
+    if ov.synthetic:
+        st.info("Synthetic demo data made by `skillorchestra demo` from a fixed seed: not real model outcomes.")
+    cols = st.columns(5)
+    for col, (label, value) in zip(cols, ov.counts.items()):
+        col.metric(label, value)
+    st.caption(f"Content hash `{ov.content_hash[:12]}` · author {ov.author} · {ov.message}")
+    left, right = st.columns(2)
+    left.markdown("**Modes and skills**")
+    left.dataframe(ov.skills, hide_index=True, width="stretch")
+    right.markdown("**Agents** (cost per call from evidence or price card)")
+    right.dataframe(ov.agents, hide_index=True, width="stretch")
+    st.markdown("**Versions**")
+    st.dataframe(ov.versions, hide_index=True, width="stretch")

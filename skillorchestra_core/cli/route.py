@@ -1,0 +1,5 @@
+"""`route` command (owned by the routing work)."""
+
+
+def register(app) -> None:
+    return None

@@ -1,0 +1,174 @@
+"""SQLModel tables.
+
+Evidence (queries, trajectories) belongs to a handbook and is append-only; everything a reviewer curates (modes,
+skills, agents, attributions, imported counts) belongs to one immutable handbook version. A version sees the
+evidence up to its `evidence_watermark`, so its competence never changes after it is created.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _json_list() -> Any:
+    return Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+
+
+def _json_dict() -> Any:
+    return Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class Handbook(SQLModel, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    description: str = ""
+    synthetic: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class HandbookVersion(SQLModel, table=True):
+    __tablename__ = "handbook_version"
+    __table_args__ = (UniqueConstraint("handbook_id", "number"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    handbook_id: int = Field(foreign_key="handbook.id", index=True)
+    number: int
+    parent_id: Optional[int] = Field(default=None, foreign_key="handbook_version.id")
+    author: str = "system"
+    message: str = ""
+    source: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+    content_hash: str = ""
+    # Highest trajectory id this version's competence counts; 0 means "no evidence".
+    evidence_watermark: int = 0
+    metadata_: dict = Field(default_factory=dict, sa_column=Column("metadata", JSON, nullable=False))
+
+
+class Mode(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("version_id", "name"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    version_id: int = Field(foreign_key="handbook_version.id", index=True)
+    name: str
+    description: str = ""
+    insights: list = _json_list()
+
+
+class Skill(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("version_id", "key"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    version_id: int = Field(foreign_key="handbook_version.id", index=True)
+    key: str  # dotted id, e.g. "math.word_problems"
+    name: str = ""
+    description: str = ""
+    indicators: list = _json_list()
+    examples: list = _json_list()
+    mode: str
+    parent_key: Optional[str] = None
+    provenance: dict = _json_dict()
+
+
+class Agent(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("version_id", "name", "mode"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    version_id: int = Field(foreign_key="handbook_version.id", index=True)
+    name: str
+    mode: str
+    model: str = ""  # litellm model string
+    input_price_per_m: Optional[float] = None  # USD per 1M input tokens
+    output_price_per_m: Optional[float] = None
+    price_source: str = "unknown"  # card | litellm | import | unknown
+    tools: list = _json_list()
+    # Extra profile facts carried by imports (strengths, weaknesses, routing signals, imported cost stats).
+    profile: dict = _json_dict()
+
+
+class ImportedCompetence(SQLModel, table=True):
+    """Alpha/beta taken from a reference handbook file: counts with no evidence behind them."""
+
+    __tablename__ = "imported_competence"
+    __table_args__ = (UniqueConstraint("version_id", "agent", "mode", "skill_key"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    version_id: int = Field(foreign_key="handbook_version.id", index=True)
+    agent: str
+    mode: str
+    skill_key: str
+    alpha: float
+    beta: float
+
+
+class Query(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("handbook_id", "ext_id"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    handbook_id: int = Field(foreign_key="handbook.id", index=True)
+    ext_id: str
+    text: str
+    ground_truth: Optional[str] = None
+    task: Optional[str] = None
+    split: str = "train"
+    dataset: str = ""
+
+
+class Trajectory(SQLModel, table=True):
+    """One agent's attempt in one mode on one query."""
+
+    __table_args__ = (
+        UniqueConstraint("query_id", "agent", "mode", "source"),
+        Index("ix_trajectory_handbook_id_id", "handbook_id", "id"),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    handbook_id: int = Field(foreign_key="handbook.id")
+    query_id: int = Field(foreign_key="query.id", index=True)
+    agent: str
+    mode: str = "answer"
+    score: float
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+    cost_usd: Optional[float] = None
+    latency_s: Optional[float] = None
+    response: Optional[str] = None
+    source: str = "import"
+    # Modes the run went through, comma separated ("search,code,answer"), when known.
+    path: Optional[str] = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Attribution(SQLModel, table=True):
+    """Which skills a (query, mode) exercised under one version, with weights summing to 1 and who said so."""
+
+    __table_args__ = (
+        UniqueConstraint("version_id", "query_id", "mode", "skill_key"),
+        Index("ix_attribution_version_skill", "version_id", "skill_key"),
+    )
+    id: Optional[int] = Field(default=None, primary_key=True)
+    version_id: int = Field(foreign_key="handbook_version.id", index=True)
+    query_id: int = Field(foreign_key="query.id")
+    mode: str
+    skill_key: str
+    weight: float
+    attributed_by: str = "label"
+
+
+class AuditLog(SQLModel, table=True):
+    __tablename__ = "audit_log"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    at: datetime = Field(default_factory=utcnow, index=True)
+    actor: str = "system"
+    action: str
+    entity: str = ""
+    entity_id: Optional[int] = None
+    handbook_id: Optional[int] = Field(default=None, index=True)
+    details: dict = _json_dict()
+
+
+class SchemaMigration(SQLModel, table=True):
+    __tablename__ = "schema_migration"
+    version: int = Field(primary_key=True)
+    name: str
+    applied_at: datetime = Field(default_factory=utcnow)

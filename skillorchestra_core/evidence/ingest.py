@@ -1,0 +1,215 @@
+"""Store validated outcome rows as evidence and make the handbook version that sees them, in one transaction.
+
+Every outcome importer (long format, LLMRouter, exploration files, the demo) parses its file into `OutcomeRow`s
+and hands them here. Evidence is append-only: a row already stored with the same values is skipped (so re-importing
+a file is a no-op), a row that contradicts stored evidence is an error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, insert
+from sqlmodel import Session, select
+
+from skillorchestra_core.db.models import AuditLog, Query, Trajectory
+from skillorchestra_core.errors import BadRow, ImportRejected
+from skillorchestra_core.evidence.costs import default_price_card
+from skillorchestra_core.handbook.content import AgentSpec, SkillSpec
+from skillorchestra_core.handbook.store import commit_version, get_or_create_handbook, latest_content
+
+SPLITS = ("train", "val", "test")
+
+
+@dataclass
+class OutcomeRow:
+    """One (query, agent, mode) attempt, validated. `line` points back into the source file."""
+
+    line: int
+    query_id: str
+    query: str
+    agent: str
+    score: float
+    mode: str = "answer"
+    task: str | None = None
+    split: str | None = None
+    ground_truth: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    response: str | None = None
+    path: str | None = None
+    dataset: str = ""
+
+
+@dataclass
+class AgentHint:
+    """What an importer knows about an agent beyond its name (model string, prices)."""
+
+    model: str = ""
+    input_price_per_m: float | None = None
+    output_price_per_m: float | None = None
+    price_source: str = "card"
+    tools: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    handbook: str
+    version: int
+    created_version: bool
+    queries_added: int
+    trajectories_added: int
+    trajectories_skipped: int
+    skipped_rows: tuple[BadRow, ...] = ()
+
+
+_TRAJ_FIELDS = ("score", "prompt_tokens", "completion_tokens", "cost_usd", "latency_s")
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def ingest_outcomes(
+    s: Session,
+    handbook_name: str,
+    rows: list[OutcomeRow],
+    *,
+    source_label: str,
+    author: str = "cli",
+    message: str = "",
+    skills_from_task: bool = False,
+    agent_hints: dict[str, AgentHint] | None = None,
+    skipped_rows: list[BadRow] | None = None,
+    description: str = "",
+    synthetic: bool = False,
+    trajectory_source: str = "import",
+) -> IngestResult:
+    """Add `rows` to `handbook_name` and commit a version that sees them. Caller owns the transaction."""
+    agent_hints = agent_hints or {}
+    hb = get_or_create_handbook(s, handbook_name, description=description, synthetic=synthetic)
+    query_ids, queries_added, conflicts = _upsert_queries(s, hb.id, rows)
+    existing = _existing_trajectories(s, hb.id, trajectory_source)
+    new_rows, skipped = [], 0
+    seen: set[tuple[int, str, str]] = set()
+    for r in rows:
+        qid = query_ids[r.query_id]
+        key = (qid, r.agent, r.mode)
+        if key in seen:
+            conflicts.append(BadRow(r.line, f"duplicate attempt of agent {r.agent!r} on query {r.query_id!r} "
+                                            f"in mode {r.mode!r} within the file"))
+            continue
+        seen.add(key)
+        old = existing.get(key)
+        if old is not None:
+            if all(_same(getattr(r, f), old[i]) for i, f in enumerate(_TRAJ_FIELDS)):
+                skipped += 1
+            else:
+                conflicts.append(BadRow(r.line, f"agent {r.agent!r} on query {r.query_id!r} in mode {r.mode!r} is "
+                                                f"already recorded with score {old[0]}; evidence is append-only"))
+            continue
+        new_rows.append(dict(
+            handbook_id=hb.id, query_id=qid, agent=r.agent, mode=r.mode, score=r.score,
+            prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
+            latency_s=r.latency_s, response=r.response, source=trajectory_source, path=r.path,
+        ))
+    if conflicts:
+        raise ImportRejected(source_label, sorted(conflicts, key=lambda b: b.line))
+    if new_rows:
+        s.exec(insert(Trajectory), params=new_rows)
+    watermark = s.exec(select(func.max(Trajectory.id)).where(Trajectory.handbook_id == hb.id)).one() or 0
+
+    parent, content = latest_content(s, hb.id)
+    content.evidence_watermark = watermark
+    for r in rows:
+        content.add_mode(r.mode)
+        if (r.agent, r.mode) not in content.agents:
+            content.agents[(r.agent, r.mode)] = _agent_spec(r.agent, r.mode, agent_hints.get(r.agent))
+    if skills_from_task:
+        _attribute_by_task(content, rows, query_ids)
+    version, created = commit_version(
+        s, hb, content, author=author, message=message or f"import {source_label}", source=source_label,
+        parent=parent,
+    )
+    s.add(AuditLog(actor=author, action="evidence.import", entity="handbook", entity_id=hb.id, handbook_id=hb.id,
+                   details={"source": source_label, "rows": len(rows), "trajectories_added": len(new_rows),
+                            "skipped_identical": skipped, "skipped_bad": len(skipped_rows or []),
+                            "version": version.number}))
+    return IngestResult(hb.name, version.number, created, queries_added, len(new_rows), skipped,
+                        tuple(skipped_rows or ()))
+
+
+def _upsert_queries(s: Session, handbook_id: int, rows: list[OutcomeRow]):
+    stored = {ext: (qid, text) for qid, ext, text in s.exec(
+        select(Query.id, Query.ext_id, Query.text).where(Query.handbook_id == handbook_id))}
+    first: dict[str, OutcomeRow] = {}
+    conflicts: list[BadRow] = []
+    for r in rows:
+        seen = first.setdefault(r.query_id, r)
+        if seen.query != r.query:
+            conflicts.append(BadRow(r.line, f"query id {r.query_id!r} has a different text than on line {seen.line}"))
+        if r.query_id in stored and stored[r.query_id][1] != r.query:
+            conflicts.append(BadRow(r.line, f"query id {r.query_id!r} is already stored with a different text"))
+    new = [dict(handbook_id=handbook_id, ext_id=r.query_id, text=r.query, ground_truth=r.ground_truth,
+                task=r.task, split=r.split or "train", dataset=r.dataset)
+           for qid, r in first.items() if qid not in stored]
+    if new and not conflicts:
+        s.exec(insert(Query), params=new)
+        stored = {ext: (qid, text) for qid, ext, text in s.exec(
+            select(Query.id, Query.ext_id, Query.text).where(Query.handbook_id == handbook_id))}
+    ids = {ext: v[0] for ext, v in stored.items()}
+    return ids, len(new), conflicts
+
+
+def _existing_trajectories(s: Session, handbook_id: int, source: str):
+    cols = [getattr(Trajectory, f) for f in _TRAJ_FIELDS]
+    stmt = select(Trajectory.query_id, Trajectory.agent, Trajectory.mode, *cols).where(
+        Trajectory.handbook_id == handbook_id, Trajectory.source == source)
+    return {(q, a, m): rest for q, a, m, *rest in s.exec(stmt)}
+
+
+def _agent_spec(name: str, mode: str, hint: AgentHint | None) -> AgentSpec:
+    hint = hint or AgentHint(model=name, price_source="unknown")
+    spec = AgentSpec(name=name, mode=mode, model=hint.model or name, input_price_per_m=hint.input_price_per_m,
+                     output_price_per_m=hint.output_price_per_m, price_source=hint.price_source, tools=hint.tools)
+    if spec.input_price_per_m is None and spec.output_price_per_m is None:
+        card = default_price_card(spec.model)
+        if card is not None:
+            spec.input_price_per_m, spec.output_price_per_m = card
+            spec.price_source = "litellm"
+        else:
+            spec.price_source = "unknown"
+    return spec
+
+
+def _attribute_by_task(content, rows: list[OutcomeRow], query_ids: dict[str, int]) -> None:
+    """One skill per task label in the row's mode; each labelled query exercises its task's skill with weight 1.
+
+    A (query, mode) keeps the label attributed first, also across imports, so weights always sum to 1.
+    """
+    attributed = {(q, m) for (q, m, _k) in content.attributions}
+    for r in rows:
+        qid = query_ids[r.query_id]
+        if not r.task or (qid, r.mode) in attributed:
+            continue
+        key = f"{r.mode}.{_slug(r.task)}"
+        if key not in content.skills:
+            content.skills[key] = SkillSpec(
+                key=key, mode=r.mode, name=r.task, description=f"Queries labelled with task {r.task!r}.",
+                provenance={"source": "task_label", "task": r.task},
+            )
+        skill = content.skills[key]
+        if len(skill.examples) < 3 and r.query not in skill.examples:
+            skill.examples.append(r.query[:300])
+        content.attributions[(qid, r.mode, key)] = (1.0, "label")
+        attributed.add((qid, r.mode))
+
+
+def _slug(text: str) -> str:
+    out = "".join(ch.lower() if ch.isalnum() else "_" for ch in text.strip())
+    return "_".join(p for p in out.split("_") if p) or "task"

@@ -1,0 +1,229 @@
+"""Handbooks and their immutable versions: load a version's content, commit edited content as a new version."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, insert
+from sqlmodel import Session, select
+
+from skillorchestra_core.db.models import (
+    Agent,
+    Attribution,
+    AuditLog,
+    Handbook,
+    HandbookVersion,
+    ImportedCompetence,
+    Mode,
+    Query,
+    Skill,
+    Trajectory,
+)
+from skillorchestra_core.errors import NotFound, StudioError
+from skillorchestra_core.handbook.content import (
+    AgentSpec,
+    HandbookContent,
+    ImportedCounts,
+    ModeSpec,
+    SkillSpec,
+    validate_content,
+)
+
+
+@dataclass(frozen=True)
+class LoadedVersion:
+    handbook_id: int
+    handbook_name: str
+    version_id: int
+    number: int
+    content_hash: str
+    content: HandbookContent
+    synthetic: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.handbook_name} v{self.number}"
+
+
+@dataclass(frozen=True)
+class HandbookSummary:
+    name: str
+    description: str
+    synthetic: bool
+    versions: int
+    latest: int
+    modes: int
+    skills: int
+    agents: int
+    queries: int
+    trajectories: int
+
+
+def get_or_create_handbook(s: Session, name: str, description: str = "", synthetic: bool = False) -> Handbook:
+    if not name or not name.strip():
+        raise StudioError("a handbook needs a non-empty name")
+    hb = s.exec(select(Handbook).where(Handbook.name == name)).first()
+    if hb is None:
+        hb = Handbook(name=name, description=description, synthetic=synthetic)
+        s.add(hb)
+        s.flush()
+    return hb
+
+
+def get_handbook(s: Session, name: str) -> Handbook:
+    hb = s.exec(select(Handbook).where(Handbook.name == name)).first()
+    if hb is None:
+        known = ", ".join(s.exec(select(Handbook.name).order_by(Handbook.name)).all()) or "none"
+        raise NotFound(f"no handbook named {name!r} (known: {known})")
+    return hb
+
+
+def get_version(s: Session, name: str, number: int | None = None) -> HandbookVersion:
+    """The numbered version of handbook `name`, or its latest when `number` is None."""
+    hb = get_handbook(s, name)
+    stmt = select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id)
+    if number is None:
+        version = s.exec(stmt.order_by(HandbookVersion.number.desc())).first()
+    else:
+        version = s.exec(stmt.where(HandbookVersion.number == number)).first()
+    if version is None:
+        what = "any version" if number is None else f"version {number}"
+        raise NotFound(f"handbook {name!r} has no {what}")
+    return version
+
+
+def list_versions(s: Session, name: str) -> list[HandbookVersion]:
+    hb = get_handbook(s, name)
+    stmt = select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id).order_by(HandbookVersion.number)
+    return list(s.exec(stmt).all())
+
+
+def load_content(s: Session, version_id: int) -> HandbookContent:
+    version = s.get(HandbookVersion, version_id)
+    if version is None:
+        raise NotFound(f"no handbook version with id {version_id}")
+    c = HandbookContent(evidence_watermark=version.evidence_watermark, metadata=dict(version.metadata_ or {}))
+    for m in s.exec(select(Mode).where(Mode.version_id == version_id)):
+        c.modes[m.name] = ModeSpec(m.name, m.description, list(m.insights))
+    for k in s.exec(select(Skill).where(Skill.version_id == version_id)):
+        c.skills[k.key] = SkillSpec(
+            k.key, k.mode, k.name, k.description, list(k.indicators), list(k.examples), k.parent_key, dict(k.provenance)
+        )
+    for a in s.exec(select(Agent).where(Agent.version_id == version_id)):
+        c.agents[(a.name, a.mode)] = AgentSpec(
+            a.name, a.mode, a.model, a.input_price_per_m, a.output_price_per_m, a.price_source, list(a.tools),
+            dict(a.profile),
+        )
+    for i in s.exec(select(ImportedCompetence).where(ImportedCompetence.version_id == version_id)):
+        c.imported[(i.agent, i.mode, i.skill_key)] = ImportedCounts(i.agent, i.mode, i.skill_key, i.alpha, i.beta)
+    rows = s.exec(
+        select(Attribution.query_id, Attribution.mode, Attribution.skill_key, Attribution.weight,
+               Attribution.attributed_by).where(Attribution.version_id == version_id)
+    )
+    c.attributions = {(q, m, k): (w, by) for q, m, k, w, by in rows}
+    return c
+
+
+def load_version(s: Session, name: str, number: int | None = None) -> LoadedVersion:
+    version = get_version(s, name, number)
+    hb = s.get(Handbook, version.handbook_id)
+    return LoadedVersion(hb.id, hb.name, version.id, version.number, version.content_hash,
+                         load_content(s, version.id), hb.synthetic)
+
+
+def load_version_by_id(s: Session, version_id: int) -> LoadedVersion:
+    version = s.get(HandbookVersion, version_id)
+    if version is None:
+        raise NotFound(f"no handbook version with id {version_id}")
+    hb = s.get(Handbook, version.handbook_id)
+    return LoadedVersion(hb.id, hb.name, version.id, version.number, version.content_hash,
+                         load_content(s, version.id), hb.synthetic)
+
+
+def latest_content(s: Session, handbook_id: int) -> tuple[HandbookVersion | None, HandbookContent]:
+    """The newest version and a fresh copy of its content to edit (empty content for a new handbook)."""
+    version = s.exec(
+        select(HandbookVersion).where(HandbookVersion.handbook_id == handbook_id)
+        .order_by(HandbookVersion.number.desc())
+    ).first()
+    return version, (load_content(s, version.id) if version else HandbookContent())
+
+
+def commit_version(
+    s: Session,
+    handbook: Handbook,
+    content: HandbookContent,
+    *,
+    author: str,
+    message: str,
+    source: str = "",
+    parent: HandbookVersion | None = None,
+    force: bool = False,
+) -> tuple[HandbookVersion, bool]:
+    """Store `content` as the next version of `handbook`. Returns (version, created).
+
+    When the content equals the parent's (same hash) no version is made and the parent is returned, so importing
+    the same file twice is a no-op. Refuses inconsistent content.
+    """
+    problems = validate_content(content)
+    if problems:
+        raise StudioError("handbook content is inconsistent: " + "; ".join(problems[:5]))
+    digest = content.content_hash()
+    if parent is not None and parent.content_hash == digest and not force:
+        return parent, False
+    number = (s.exec(select(func.max(HandbookVersion.number)).where(
+        HandbookVersion.handbook_id == handbook.id)).one() or 0) + 1
+    version = HandbookVersion(
+        handbook_id=handbook.id, number=number, parent_id=parent.id if parent else None, author=author,
+        message=message, source=source, content_hash=digest, evidence_watermark=content.evidence_watermark,
+        metadata_=dict(content.metadata),
+    )
+    s.add(version)
+    s.flush()
+    _insert_content(s, version.id, content)
+    s.add(AuditLog(actor=author, action="version.create", entity="handbook_version", entity_id=version.id,
+                   handbook_id=handbook.id, details={"number": number, "message": message, "source": source,
+                                                     "parent": parent.number if parent else None}))
+    s.flush()
+    return version, True
+
+
+def _insert_content(s: Session, vid: int, c: HandbookContent) -> None:
+    def bulk(table, rows: list[dict]) -> None:
+        if rows:
+            s.exec(insert(table), params=rows)
+
+    bulk(Mode, [dict(version_id=vid, name=m.name, description=m.description, insights=m.insights)
+                for m in c.modes.values()])
+    bulk(Skill, [dict(version_id=vid, key=k.key, name=k.name, description=k.description, indicators=k.indicators,
+                      examples=k.examples, mode=k.mode, parent_key=k.parent_key, provenance=k.provenance)
+                 for k in c.skills.values()])
+    bulk(Agent, [dict(version_id=vid, name=a.name, mode=a.mode, model=a.model,
+                      input_price_per_m=a.input_price_per_m, output_price_per_m=a.output_price_per_m,
+                      price_source=a.price_source, tools=a.tools, profile=a.profile) for a in c.agents.values()])
+    bulk(ImportedCompetence, [dict(version_id=vid, agent=i.agent, mode=i.mode, skill_key=i.skill_key,
+                                   alpha=i.alpha, beta=i.beta) for i in c.imported.values()])
+    bulk(Attribution, [dict(version_id=vid, query_id=q, mode=m, skill_key=k, weight=w, attributed_by=by)
+                       for (q, m, k), (w, by) in c.attributions.items()])
+
+
+def summarise_handbooks(s: Session) -> list[HandbookSummary]:
+    out = []
+    for hb in s.exec(select(Handbook).order_by(Handbook.name)):
+        versions = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id)
+                          .order_by(HandbookVersion.number)).all()
+        latest = versions[-1] if versions else None
+
+        def count(model, *where):
+            return s.exec(select(func.count()).select_from(model).where(*where)).one()
+
+        vid = latest.id if latest else -1
+        out.append(HandbookSummary(
+            name=hb.name, description=hb.description, synthetic=hb.synthetic, versions=len(versions),
+            latest=latest.number if latest else 0, modes=count(Mode, Mode.version_id == vid),
+            skills=count(Skill, Skill.version_id == vid),
+            agents=count(Agent, Agent.version_id == vid),
+            queries=count(Query, Query.handbook_id == hb.id),
+            trajectories=count(Trajectory, Trajectory.handbook_id == hb.id),
+        ))
+    return out
