@@ -76,3 +76,9 @@ def llmrouter_dir() -> Path:
     if not (SHARED_LLMROUTER / "dcrouter_train.json").exists():
         pytest.skip(f"LLMRouter outcome set not found at {SHARED_LLMROUTER} (it lives in ../shared/data/llmrouter)")
     return SHARED_LLMROUTER
+
+
+@pytest.fixture
+def app_path() -> str:
+    """The Streamlit entry point, for AppTest.from_file (relative paths resolve against the test file)."""
+    return str(ROOT / "app.py")

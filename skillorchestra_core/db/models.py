@@ -172,3 +172,49 @@ class SchemaMigration(SQLModel, table=True):
     version: int = Field(primary_key=True)
     name: str
     applied_at: datetime = Field(default_factory=utcnow)
+
+
+class DecisionTrace(SQLModel, table=True):
+    """One routed query: the handbook version it was routed with and its full step-by-step trace (JSON)."""
+
+    __tablename__ = "decision_trace"
+    __table_args__ = (Index("ix_decision_trace_handbook_created", "handbook_id", "created_at"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    handbook_id: Optional[int] = Field(default=None, foreign_key="handbook.id")
+    handbook_name: str = ""
+    version_id: Optional[int] = Field(default=None, foreign_key="handbook_version.id")
+    version_number: Optional[int] = None
+    content_hash: str = ""
+    router: str
+    lam: float
+    cost_unit: str = "normalised"
+    execution: str = "dry-run"
+    query_text: str
+    chosen_agent: Optional[str] = Field(default=None, index=True)
+    cause: str = Field(default="", index=True)
+    n_steps: int = 0
+    margin: Optional[float] = None
+    total_cost_usd: Optional[float] = None
+    outcome: Optional[float] = None
+    actor: str = "system"
+    created_at: datetime = Field(default_factory=utcnow, index=True)
+    trace: dict = _json_dict()
+
+
+class LlmCall(SQLModel, table=True):
+    """Every LLM call: what for, which model, a hash of the prompt, tokens, cost, latency and how it went."""
+
+    __tablename__ = "llm_call"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    at: datetime = Field(default_factory=utcnow, index=True)
+    purpose: str = Field(index=True)
+    backend: str
+    model: str
+    prompt_hash: str
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+    cost_usd: Optional[float] = None
+    latency_s: float = 0.0
+    outcome: str = "ok"
+    error: str = ""
+    decision_trace_id: Optional[int] = Field(default=None, foreign_key="decision_trace.id", index=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 from sqlalchemy import func, insert
 from sqlmodel import Session, select
@@ -16,7 +17,7 @@ from sqlmodel import Session, select
 from skillorchestra_core.db.models import AuditLog, Query, Trajectory
 from skillorchestra_core.errors import BadRow, ImportRejected
 from skillorchestra_core.evidence.costs import default_price_card
-from skillorchestra_core.handbook.content import AgentSpec, SkillSpec
+from skillorchestra_core.handbook.content import AgentSpec, HandbookContent, SkillSpec
 from skillorchestra_core.handbook.store import commit_version, get_or_create_handbook, latest_content
 
 SPLITS = ("train", "val", "test")
@@ -89,8 +90,13 @@ def ingest_outcomes(
     description: str = "",
     synthetic: bool = False,
     trajectory_source: str = "import",
+    prepare: Callable[[HandbookContent, dict[str, int]], None] | None = None,
 ) -> IngestResult:
-    """Add `rows` to `handbook_name` and commit a version that sees them. Caller owns the transaction."""
+    """Add `rows` to `handbook_name` and commit a version that sees them. Caller owns the transaction.
+
+    `prepare(content, query_ids)` may edit the new version's content (skills, attributions) before it is committed;
+    `query_ids` maps the rows' query ids to stored ids.
+    """
     agent_hints = agent_hints or {}
     hb = get_or_create_handbook(s, handbook_name, description=description, synthetic=synthetic)
     query_ids, queries_added, conflicts = _upsert_queries(s, hb.id, rows)
@@ -132,6 +138,8 @@ def ingest_outcomes(
             content.agents[(r.agent, r.mode)] = _agent_spec(r.agent, r.mode, agent_hints.get(r.agent))
     if skills_from_task:
         _attribute_by_task(content, rows, query_ids)
+    if prepare is not None:
+        prepare(content, query_ids)
     version, created = commit_version(
         s, hb, content, author=author, message=message or f"import {source_label}", source=source_label,
         parent=parent,

@@ -79,14 +79,18 @@ class HandbookContent:
     def agents_in_mode(self, mode: str) -> list[AgentSpec]:
         return sorted((a for a in self.agents.values() if a.mode == mode), key=lambda a: a.name)
 
-    def content_hash(self) -> str:
+    def content_hash(self, query_keys: dict[int, str] | None = None, evidence_count: int | None = None) -> str:
+        """Digest of the curated content. With `query_keys` (stored id -> external id) and `evidence_count` (the
+        trajectories the version sees) it does not depend on database ids, so equal handbooks hash equal anywhere."""
+        qk = query_keys or {}
         payload = {
             "modes": [asdict(m) for _, m in sorted(self.modes.items())],
             "skills": [asdict(s) for _, s in sorted(self.skills.items())],
             "agents": [asdict(a) for _, a in sorted(self.agents.items())],
             "imported": [asdict(c) for _, c in sorted(self.imported.items())],
-            "attributions": sorted((q, m, k, round(w, 9), by) for (q, m, k), (w, by) in self.attributions.items()),
-            "evidence_watermark": self.evidence_watermark,
+            "attributions": sorted((str(qk.get(q, q)), m, k, round(w, 9), by)
+                                   for (q, m, k), (w, by) in self.attributions.items()),
+            "evidence": self.evidence_watermark if evidence_count is None else evidence_count,
         }
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(blob.encode()).hexdigest()

@@ -168,7 +168,10 @@ def commit_version(
     problems = validate_content(content)
     if problems:
         raise StudioError("handbook content is inconsistent: " + "; ".join(problems[:5]))
-    digest = content.content_hash()
+    query_keys = dict(s.exec(select(Query.id, Query.ext_id).where(Query.handbook_id == handbook.id)).all())
+    evidence = s.exec(select(func.count()).select_from(Trajectory).where(
+        Trajectory.handbook_id == handbook.id, Trajectory.id <= content.evidence_watermark)).one()
+    digest = content.content_hash(query_keys, evidence)
     if parent is not None and parent.content_hash == digest and not force:
         return parent, False
     number = (s.exec(select(func.max(HandbookVersion.number)).where(

@@ -1,0 +1,76 @@
+import threading
+
+import pytest
+from sqlalchemy import text
+from sqlmodel import Session
+
+from skillorchestra_core.db import dispose_engines, get_engine
+from skillorchestra_core.db.migrations import LATEST, upgrade
+from skillorchestra_core.errors import SchemaTooNew
+from skillorchestra_core.settings import DEFAULT_DB_PATH, Settings
+
+
+def test_engine_sets_pragmas_on_every_connection(db_url):
+    engine = get_engine(db_url)
+    with engine.connect() as conn:
+        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
+        assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 5000
+        assert conn.execute(text("PRAGMA synchronous")).scalar() == 1  # NORMAL
+
+
+def test_empty_database_is_migrated_to_latest_and_reopening_is_a_no_op(db_url):
+    engine = get_engine(db_url)
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT version FROM schema_migration ORDER BY version")).scalars().all()
+        tables = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'")).scalars())
+    assert rows == list(range(1, LATEST + 1))
+    assert {"handbook", "handbook_version", "skill", "agent", "query", "trajectory", "attribution",
+            "audit_log", "mode", "imported_competence"} <= tables
+    assert upgrade(engine) == LATEST
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT COUNT(*) FROM schema_migration")).scalar() == LATEST
+
+
+def test_database_from_newer_code_is_refused(db_url):
+    engine = get_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO schema_migration (version, name, applied_at) "
+                          "VALUES (:v, 'future', CURRENT_TIMESTAMP)"), {"v": LATEST + 1})
+    dispose_engines()
+    with pytest.raises(SchemaTooNew, match="newer than this code"):
+        get_engine(db_url)
+    dispose_engines()
+
+
+def test_default_url_is_absolute_under_data_whatever_the_cwd(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SKILLORCHESTRA_DB_URL", raising=False)
+    url = Settings().database_url
+    assert url == f"sqlite:///{DEFAULT_DB_PATH}" and DEFAULT_DB_PATH.is_absolute()
+    assert DEFAULT_DB_PATH.parent.name == "data"
+
+
+def test_concurrent_writers_do_not_hit_database_locked(db_url):
+    from skillorchestra_core.db.models import AuditLog
+
+    engine = get_engine(db_url)
+    errors = []
+
+    def write(n):
+        try:
+            for i in range(50):
+                with Session(engine) as s:
+                    s.add(AuditLog(action=f"t{n}.{i}"))
+                    s.commit()
+        except Exception as exc:  # pragma: no cover - the assertion below reports it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT COUNT(*) FROM audit_log")).scalar() == 200
