@@ -5,9 +5,8 @@ from __future__ import annotations
 import typer
 
 from skillorchestra_core.cli.common import db_session, echo_json
-from skillorchestra_core.handbook.overview import show_record
-from skillorchestra_core.handbook.store import summarise_handbooks
-from skillorchestra_core.learning.competence import PriorConfig
+
+# Heavier modules (scipy through the posterior math) are imported inside the commands that need them.
 
 
 def register(app: typer.Typer) -> None:
@@ -29,6 +28,8 @@ def demo(force: bool = typer.Option(False, "--force", help="Rebuild the demo han
 
 def handbooks(as_json: bool = typer.Option(False, "--json")) -> None:
     """List handbooks with their versions and counts."""
+    from skillorchestra_core.handbook.store import summarise_handbooks
+
     with db_session() as s:
         rows = summarise_handbooks(s)
     if as_json:
@@ -50,6 +51,9 @@ def show(
     level: float = typer.Option(0.95, "--level", help="Credible interval level"),
 ) -> None:
     """Show one handbook version: counts, modes, skills, agents and each agent-skill posterior."""
+    from skillorchestra_core.handbook.overview import show_record
+    from skillorchestra_core.learning.competence import PriorConfig
+
     with db_session() as s:
         record = show_record(s, name, version, prior=PriorConfig(prior), level=level)
     if as_json:

@@ -90,7 +90,7 @@ def competence_table(
     if prior.kind == "flat":
         a0, b0 = posterior.flat_prior(len(grid))
     else:
-        pooled = _pooled_mode_rates(outcomes, imported)
+        pooled = _pooled_mode_rates(outcomes, _leaf_rows(imported, skills))
         g = grid.merge(pooled, on=["agent", "mode"], how="left").fillna({"s_mode": 0.0, "n_mode": 0.0})
         a0, b0 = posterior.hierarchical_prior(g["s_mode"], g["n_mode"], prior.strength)
     grid["a0"], grid["b0"] = a0, b0
@@ -103,6 +103,14 @@ def competence_table(
     grid["basis"] = np.select([has_ev & has_imp, has_ev, has_imp], ["evidence+imported", "evidence", "imported"],
                               "prior only")
     return grid[COLUMNS].sort_values(["mode", "skill", "agent"], kind="stable").reset_index(drop=True)
+
+
+def _leaf_rows(imported: pd.DataFrame | None, skills: pd.DataFrame) -> pd.DataFrame | None:
+    """Imported counts of leaf skills only, so a parent's counts do not pool twice with its children's."""
+    if imported is None or imported.empty:
+        return imported
+    parents = set(skills["parent"].dropna())
+    return imported[~imported["skill"].isin(parents)]
 
 
 def _pooled_mode_rates(outcomes: pd.DataFrame, imported: pd.DataFrame | None) -> pd.DataFrame:

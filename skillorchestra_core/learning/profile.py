@@ -54,13 +54,18 @@ def load_frames(s: Session, version: LoadedVersion) -> VersionFrames:
         [(a.name, a.mode, a.model,
           np.nan if a.input_price_per_m is None else a.input_price_per_m,
           np.nan if a.output_price_per_m is None else a.output_price_per_m,
-          float(a.profile.get("cost_stats", {}).get("avg_cost_usd", np.nan) or np.nan))
+          _imported_cost(a.profile))
          for a in c.agents.values()],
         columns=["agent", "mode", "model", "input_price_per_m", "output_price_per_m", "imported_cost_usd"],
     )
     imported = pd.DataFrame([(i.agent, i.mode, i.skill_key, i.alpha, i.beta) for i in c.imported.values()],
                             columns=["agent", "mode", "skill", "alpha", "beta"])
     return VersionFrames(outcomes, attributions, skills, agents, imported)
+
+
+def _imported_cost(profile_: dict) -> float:
+    value = (profile_.get("cost_stats") or {}).get("avg_cost_usd")
+    return np.nan if value is None else float(value)
 
 
 def competence(frames: VersionFrames, prior: PriorConfig | None = None, level: float | None = None) -> pd.DataFrame:

@@ -1,0 +1,54 @@
+"""Export one handbook version in a named format to a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session
+
+from skillorchestra_core.db.models import HandbookVersion
+from skillorchestra_core.errors import StudioError
+from skillorchestra_core.formats.canonical import export_canonical
+from skillorchestra_core.formats.rsl import export_rsl
+from skillorchestra_core.formats.snapshot import collect
+from skillorchestra_core.formats.stage_router import export_stage_router
+from skillorchestra_core.formats.version_json import export_version_json
+
+FORMATS = ("skillorchestra", "rsl", "stage-router", "json")
+
+
+def export_document(s: Session, name: str, fmt: str, number: int | None = None) -> tuple[dict[str, Any], int]:
+    """The exported document and the version number it came from."""
+    if fmt not in FORMATS:
+        raise StudioError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
+    snap = collect(s, name, number)
+    if fmt == "skillorchestra":
+        doc = export_canonical(snap)
+    elif fmt == "rsl":
+        doc = export_rsl(snap)
+    elif fmt == "stage-router":
+        doc = export_stage_router(snap)
+    else:
+        parent = s.get(HandbookVersion, snap.row.parent_id) if snap.row.parent_id else None
+        doc = export_version_json(snap, parent)
+    return doc, snap.loaded.number
+
+
+def write_json(doc: dict[str, Any], path: str | Path) -> None:
+    """Write atomically (temp file + rename) so a failed export never leaves half a file behind."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise StudioError(f"{path}: folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2, ensure_ascii=False, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

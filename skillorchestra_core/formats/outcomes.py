@@ -1,0 +1,254 @@
+"""Outcomes long format (CSV, JSONL, Parquet): one row per (query, agent) attempt, the universal import.
+
+Required: query_id, query, agent, and score (0..1) or success (bool-like; used only when score is empty).
+Optional: mode (default "answer"), task, split (train/val/test), ground_truth, prompt_tokens, completion_tokens,
+cost_usd, latency_s, response, dataset. Unknown columns are ignored and named in the report.
+
+Line numbers in errors: CSV = physical line of the row's first line (the header is line 1), JSONL = line number,
+Parquet = row index + 1 ("row N"). A query given no split in any of its rows gets `rows.hash_split(query text)`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session
+
+from skillorchestra_core.evidence.ingest import OutcomeRow, ingest_outcomes
+from skillorchestra_core.formats.rows import (
+    ImportReport,
+    MalformedFile,
+    ParsedOutcomes,
+    RowIssue,
+    RowsRejected,
+    as_bool,
+    as_mode,
+    as_nonneg_float,
+    as_nonneg_int,
+    as_optional_text,
+    as_split,
+    as_text,
+    as_unit,
+    hash_split,
+    is_missing,
+    read_bytes,
+    read_text,
+    settle,
+    task_note,
+)
+
+REQUIRED = ("query_id", "query", "agent")
+OPTIONAL = ("score", "success", "mode", "task", "split", "ground_truth", "prompt_tokens", "completion_tokens",
+            "cost_usd", "latency_s", "response", "dataset")
+EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+
+Record = tuple[int, Mapping[str, Any] | None, str | None]  # (line, record, reason when unreadable)
+
+
+def read_outcomes(path: str | Path, *, dataset: str | None = None, skip_bad_rows: bool = False) -> ParsedOutcomes:
+    """Parse and validate every row; raise RowsRejected listing all bad rows unless `skip_bad_rows`."""
+    path = Path(path)
+    kind = EXTENSIONS.get(path.suffix.lower())
+    if kind is None:
+        raise MalformedFile(f"{path}: unknown extension {path.suffix or '(none)'!r}; outcome files are "
+                            ".csv, .jsonl or .parquet")
+    unit = "row" if kind == "parquet" else "line"
+    records, columns = {"csv": _csv_records, "jsonl": _jsonl_records, "parquet": _parquet_records}[kind](path)
+    default_dataset = dataset or path.stem
+    rows: list[OutcomeRow] = []
+    bad: list[RowIssue] = []
+    for line, rec, reason in records:
+        if rec is not None:
+            try:
+                rows.append(parse_record(rec, line, default_dataset, dataset_forced=dataset is not None))
+                continue
+            except ValueError as exc:
+                reason = str(exc)
+        bad.append(RowIssue(line, reason, unit=unit))
+    rows, cross = cross_check(rows, unit)
+    if not rows and not bad and not cross:
+        raise MalformedFile(f"{path}: no data rows")
+    skipped = settle(str(path), bad + cross, skip_bad_rows)
+    if not rows:
+        raise RowsRejected(str(path), skipped)
+    unknown = sorted(set(columns) - set(REQUIRED) - set(OPTIONAL))
+    notes = (f"ignored unknown column(s): {', '.join(unknown)}",) if unknown else ()
+    return ParsedOutcomes(str(path), rows, skipped, notes)
+
+
+def import_outcomes(
+    s: Session, path: str | Path, handbook: str, *, skills_from_task: bool = False, skip_bad_rows: bool = False,
+    dataset: str | None = None, author: str = "cli",
+) -> ImportReport:
+    """Validate the file, then ingest it into `handbook` (the caller commits; nothing is written on error)."""
+    parsed = read_outcomes(path, dataset=dataset, skip_bad_rows=skip_bad_rows)
+    result = ingest_outcomes(s, handbook, parsed.rows, source_label=parsed.path, author=author,
+                             skills_from_task=skills_from_task, skipped_rows=parsed.skipped)
+    notes = parsed.notes + task_note(parsed.rows, skills_from_task)
+    return ImportReport(parsed.path, "outcomes", len(parsed.rows), result, tuple(parsed.skipped), notes)
+
+
+def _query_text(value: Any, name: str) -> str:
+    as_text(value, name)  # rejects blanks and containers; the text itself is kept unstripped
+    return str(value)
+
+
+# Field -> parser; only fields present and non-empty in a record are parsed (one pass, no per-field closures: this
+# loop runs once per row of files with 100,000s of rows).
+_PARSERS = (
+    ("query_id", as_text), ("query", _query_text), ("agent", as_text), ("score", as_unit), ("success", as_bool),
+    ("mode", lambda v, n: as_mode(v)), ("split", lambda v, n: as_split(v)), ("prompt_tokens", as_nonneg_int),
+    ("completion_tokens", as_nonneg_int), ("cost_usd", as_nonneg_float), ("latency_s", as_nonneg_float),
+)
+
+
+def parse_record(rec: Mapping[str, Any], line: int, dataset: str, dataset_forced: bool = False) -> OutcomeRow:
+    """One record into an OutcomeRow; raises ValueError naming every problem of the row."""
+    problems: list[str] = []
+    vals: dict[str, Any] = {}
+    for name, parser in _PARSERS:
+        value = rec.get(name)
+        if is_missing(value):
+            continue
+        try:
+            vals[name] = parser(value, name)
+        except ValueError as exc:
+            problems.append(str(exc))
+            vals[name] = None  # present but bad: no "missing" message on top
+    problems.extend(f"missing {name}" for name in REQUIRED if name not in vals)
+    score = vals.get("score")
+    if "score" not in vals and vals.get("success") is not None:
+        score = 1.0 if vals["success"] else 0.0
+    elif "score" not in vals and "success" not in vals:
+        problems.append("missing score (or success)")
+    if problems:
+        raise ValueError("; ".join(problems))
+    row_dataset = dataset if dataset_forced or is_missing(rec.get("dataset")) else str(rec["dataset"]).strip()
+    task = None if is_missing(rec.get("task")) else str(rec["task"]).strip()
+    return OutcomeRow(line=line, query_id=vals["query_id"], query=vals["query"], agent=vals["agent"], score=score,
+                      mode=vals.get("mode") or "answer", task=task, split=vals.get("split"),
+                      ground_truth=as_optional_text(rec.get("ground_truth")),
+                      prompt_tokens=vals.get("prompt_tokens"), completion_tokens=vals.get("completion_tokens"),
+                      cost_usd=vals.get("cost_usd"), latency_s=vals.get("latency_s"),
+                      response=as_optional_text(rec.get("response")), dataset=row_dataset)
+
+
+def cross_check(rows: list[OutcomeRow], unit: str = "line") -> tuple[list[OutcomeRow], list[RowIssue]]:
+    """Checks across rows: one text, split and task per query id; one attempt per (query, agent, mode).
+
+    Returns the rows that pass, with each query's split and task filled in from the rows that give them (else the
+    hash split), and the failing rows.
+    """
+    text: dict[str, tuple[int, str]] = {}
+    split: dict[str, tuple[int, str]] = {}
+    task: dict[str, tuple[int, str]] = {}
+    attempts: dict[tuple[str, str, str], int] = {}
+    good, bad = [], []
+    for r in rows:
+        reasons = []
+        first = text.setdefault(r.query_id, (r.line, r.query))
+        if first[1] != r.query:
+            reasons.append(f"query id {r.query_id!r} has a different text than on {unit} {first[0]}")
+        for label, seen, value in (("split", split, r.split), ("task", task, r.task)):
+            if value is not None:
+                prev = seen.setdefault(r.query_id, (r.line, value))
+                if prev[1] != value:
+                    reasons.append(f"query id {r.query_id!r} has {label} {value!r} here but {prev[1]!r} on "
+                                   f"{unit} {prev[0]}")
+        key = (r.query_id, r.agent, r.mode)
+        if key in attempts:
+            reasons.append(f"duplicate attempt of agent {r.agent!r} on query {r.query_id!r} in mode {r.mode!r} "
+                           f"(first on {unit} {attempts[key]})")
+        if reasons:
+            bad.append(RowIssue(r.line, "; ".join(reasons), unit=unit))
+            continue
+        attempts[key] = r.line
+        good.append(r)
+    for qid, (_, query) in text.items():
+        split.setdefault(qid, (0, hash_split(query)))  # once per query, not per row
+    for r in good:
+        r.split = split[r.query_id][1]
+        r.task = task[r.query_id][1] if r.query_id in task else None
+    return good, bad
+
+
+# --- readers: (records, column names) ------------------------------------------------------------------------------
+
+def _check_columns(path: Path, columns: list[str], where: str) -> None:
+    missing = [c for c in REQUIRED if c not in columns]
+    if "score" not in columns and "success" not in columns:
+        missing.append("score (or success)")
+    if missing:
+        raise MalformedFile(f"{where}: missing required column(s) {', '.join(missing)}; found "
+                            f"{', '.join(columns) or 'none'}")
+
+
+def _csv_records(path: Path) -> tuple[Iterator[Record], list[str]]:
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except (StopIteration, csv.Error) as exc:
+        raise MalformedFile(f"{path}:1: cannot read the CSV header ({exc})") from None
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise MalformedFile(f"{path}:1: duplicate column(s) {', '.join(dupes)}")
+    _check_columns(path, header, f"{path}:1")
+
+    def records() -> Iterator[Record]:
+        end = reader.line_num
+        while True:
+            start = end + 1
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise MalformedFile(f"{path}:{start}: unreadable CSV ({exc})") from None
+            end = reader.line_num
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue  # blank line
+            if len(fields) != len(header):
+                yield start, None, f"has {len(fields)} field(s), the header has {len(header)}"
+            else:
+                yield start, dict(zip(header, fields)), None
+
+    return records(), header
+
+
+def _jsonl_records(path: Path) -> tuple[Iterator[Record], list[str]]:
+    lines = read_text(path).split("\n")  # not splitlines(): U+2028 may sit inside a JSON string
+    columns: set[str] = set()
+    out: list[Record] = []
+    for number, raw in enumerate(lines, start=1):
+        raw = raw.rstrip("\r")
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            out.append((number, None, f"invalid JSON at column {exc.colno}: {exc.msg}"))
+            continue
+        if not isinstance(rec, dict):
+            out.append((number, None, f"expected a JSON object, got {type(rec).__name__}"))
+            continue
+        columns.update(rec)
+        out.append((number, rec, None))
+    return iter(out), sorted(columns)
+
+
+def _parquet_records(path: Path) -> tuple[Iterator[Record], list[str]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    read_bytes(path)
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise MalformedFile(f"{path}: not a readable Parquet file ({exc})") from None
+    _check_columns(path, table.column_names, str(path))
+    return ((i + 1, rec, None) for i, rec in enumerate(table.to_pylist())), table.column_names

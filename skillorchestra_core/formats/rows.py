@@ -1,0 +1,251 @@
+"""Shared pieces of every importer: file reading with clear errors, value parsers, bad-row bookkeeping, hash splits.
+
+Parsers return a value or raise `ValueError` with a reason meant for the user; the importers collect those reasons
+per row so a file is reported in full, never one error at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillorchestra_core.errors import BadRow, ImportRejected, StudioError
+
+SPLITS = ("train", "val", "test")
+_SPLIT_ALIASES = {"validation": "val", "valid": "val", "dev": "val"}
+_TRUE = {"true", "t", "yes", "y", "1"}
+_FALSE = {"false", "f", "no", "n", "0"}
+_MODE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+class MalformedFile(StudioError):
+    """The file as a whole cannot be read (missing, empty, not UTF-8, bad JSON, missing columns, ...)."""
+
+
+@dataclass(frozen=True)
+class RowIssue(BadRow):
+    """A bad row with its unit ("line", "row" for Parquet, "record" for JSON lists) and, when an import reads
+    several files, the file it came from."""
+
+    unit: str = "line"
+    file: str = ""
+
+    def where(self, default_path: str) -> str:
+        path = self.file or default_path
+        return f"{path}:{self.line}" if self.unit == "line" else f"{path} {self.unit} {self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.unit} {self.line}: {self.reason}"
+
+
+class RowsRejected(ImportRejected):
+    """ImportRejected whose message says "row N" or "record N" where lines are not the unit."""
+
+    def __init__(self, path: str, bad_rows: list[BadRow], limit: int = 20):
+        super().__init__(path, bad_rows, limit)
+        shown = "; ".join(f"{_where(b, path)}: {b.reason}" for b in bad_rows[:limit])
+        more = f" (and {len(bad_rows) - limit} more)" if len(bad_rows) > limit else ""
+        self.args = (f"{len(bad_rows)} bad row(s), nothing imported: {shown}{more}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def _where(bad: BadRow, path: str) -> str:
+    return bad.where(path) if isinstance(bad, RowIssue) else f"{path}:{bad.line}"
+
+
+def task_note(rows: list, skills_from_task: bool) -> tuple[str, ...]:
+    if skills_from_task and not any(r.task for r in rows):
+        return ("--skills-from-task: no row has a task label, so no skill was made",)
+    return ()
+
+
+def describe(bad: BadRow, path: str) -> str:
+    """One line for listings of skipped rows."""
+    return f"{_where(bad, path)}: {bad.reason}"
+
+
+def settle(path: str, bad: list[BadRow], skip_bad_rows: bool) -> list[BadRow]:
+    """Reject the whole file when it has bad rows, unless the user asked to skip them; returns the skipped rows."""
+    bad = sorted(bad, key=lambda b: (getattr(b, "file", ""), b.line))
+    if bad and not skip_bad_rows:
+        raise RowsRejected(path, bad)
+    return bad
+
+
+# --- files ---------------------------------------------------------------------------------------------------------
+
+def read_bytes(path: Path) -> bytes:
+    if not path.exists():
+        raise MalformedFile(f"{path}: no such file")
+    if path.is_dir():
+        raise MalformedFile(f"{path}: is a directory, expected a file")
+    data = path.read_bytes()
+    if not data.strip():
+        raise MalformedFile(f"{path}: file is empty")
+    return data
+
+
+def read_text(path: Path) -> str:
+    """The file as UTF-8 text (a BOM is allowed); the error names the line of the first undecodable byte."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise MalformedFile(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                            "save the file as UTF-8") from None
+
+
+def load_json_document(path: Path) -> Any:
+    import json
+
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedFile(f"{path}:{exc.lineno}: invalid JSON at column {exc.colno}: {exc.msg}") from None
+
+
+# --- values --------------------------------------------------------------------------------------------------------
+
+def is_missing(value: Any) -> bool:
+    if value is None or value == "":
+        return True
+    if type(value) is str:
+        return value.isspace()
+    return isinstance(value, float) and math.isnan(value)
+
+
+def as_text(value: Any, name: str) -> str:
+    if isinstance(value, bool) or isinstance(value, (dict, list)):
+        raise ValueError(f"{name} must be a string, got {value!r}")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 12.0 read from a numeric column means id "12"
+    text = str(value).strip()
+    if not text:
+        raise ValueError(f"{name} is empty")
+    return text
+
+
+def as_float(value: Any, name: str) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        out = float(value)  # float() itself ignores surrounding whitespace
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(out):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return out
+
+
+def as_unit(value: Any, name: str = "score") -> float:
+    out = as_float(value, name)
+    if not 0.0 <= out <= 1.0:
+        raise ValueError(f"{name} {out:g} is outside [0, 1]")
+    return out
+
+
+def as_nonneg_float(value: Any, name: str) -> float:
+    out = as_float(value, name)
+    if out < 0:
+        raise ValueError(f"{name} must not be negative, got {out:g}")
+    return out
+
+
+def as_nonneg_int(value: Any, name: str) -> int:
+    out = as_nonneg_float(value, name)
+    if not out.is_integer():
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    return int(out)
+
+
+def as_bool(value: Any, name: str = "success") -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(f"{name} must be true/false (or 1/0, yes/no), got {value!r}")
+
+
+def as_split(value: Any) -> str:
+    text = str(value).strip().lower()
+    text = _SPLIT_ALIASES.get(text, text)
+    if text not in SPLITS:
+        raise ValueError(f"unknown split {value!r}; use train, val or test")
+    return text
+
+
+def as_mode(value: Any) -> str:
+    text = str(value).strip()
+    if not _MODE_RE.match(text):
+        raise ValueError(f"mode {value!r} must be letters, digits, '_' or '-'")
+    return text
+
+
+def as_optional_text(value: Any) -> str | None:
+    """Free text (ground truth, response); lists and dicts are kept as JSON."""
+    if is_missing(value):
+        return None
+    if isinstance(value, (list, dict)):
+        import json
+
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
+            return value[0]
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+# --- splits and ids ------------------------------------------------------------------------------------------------
+
+def hash_split(text: str) -> str:
+    """Deterministic split of a query by its text: b = int(first 8 hex digits of sha256(utf-8 text)) mod 100;
+    b < 70 -> train, b < 80 -> val, else test (70/10/20)."""
+    bucket = int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:8], 16) % 100
+    return "train" if bucket < 70 else "val" if bucket < 80 else "test"
+
+
+def short_hash(text: str, length: int = 12) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+# --- what an outcome import did --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParsedOutcomes:
+    """Rows that passed validation, and the bad ones (empty unless the user asked to skip them)."""
+
+    path: str
+    rows: list  # list[evidence.ingest.OutcomeRow]
+    skipped: list[BadRow]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    path: str
+    format: str
+    rows: int
+    result: Any  # evidence.ingest.IngestResult
+    skipped: tuple[BadRow, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def lines(self) -> list[str]:
+        r = self.result
+        status = f"created version {r.version}" if r.created_version else f"unchanged (still version {r.version})"
+        out = [f"imported {self.format} {self.path} into {r.handbook!r}: {self.rows} row(s), "
+               f"{r.queries_added} query(ies) added, {r.trajectories_added} trajectory(ies) added, "
+               f"{r.trajectories_skipped} already present; {status}"]
+        if self.skipped:
+            out.append(f"skipped {len(self.skipped)} bad row(s):")
+            out.extend(f"  {describe(b, self.path)}" for b in self.skipped)
+        out.extend(self.notes)
+        return out
