@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The paper's model-routing pool with its prices (USD per 1M input / output tokens).
+from skillorchestra_core.evidence.reference_pools import MODEL_ROUTING_POOL, ROUTER_MODEL
+
+# The paper's model-routing pool with its prices, served behind an OpenAI-compatible endpoint.
 AGENTS: dict[str, tuple[str, float, float]] = {
-    "qwen2.5-7b-instruct": ("openai/Qwen/Qwen2.5-7B-Instruct", 0.0375, 0.30),
-    "llama3.1-8b-instruct": ("openai/meta-llama/Llama-3.1-8B-Instruct", 0.0225, 0.18),
-    "llama3.1-70b-instruct": ("openai/meta-llama/Llama-3.1-70B-Instruct", 0.11, 0.88),
-    "mistral-7b-instruct": ("openai/mistralai/Mistral-7B-Instruct-v0.3", 0.025, 0.20),
-    "mixtral-8x22b-instruct": ("openai/mistralai/Mixtral-8x22B-Instruct-v0.1", 0.15, 1.20),
-    "gemma2-27b-it": ("openai/google/gemma-2-27b-it", 0.10, 0.80),
+    key: (f"openai/{path}", pin, pout) for key, (path, pin, pout) in MODEL_ROUTING_POOL.items() if key != ROUTER_MODEL
 }
 # General ability and verbosity (completion tokens per answer) per agent.
 ABILITY = {"qwen2.5-7b-instruct": 0.66, "llama3.1-8b-instruct": 0.55, "llama3.1-70b-instruct": 0.80,

@@ -21,6 +21,7 @@ from typing import Any
 from sqlmodel import Session
 
 from skillorchestra_core.evidence.ingest import AgentHint, OutcomeRow, ingest_outcomes
+from skillorchestra_core.evidence.reference_pools import MODEL_ROUTING_POOL
 from skillorchestra_core.formats.rows import (
     ImportReport,
     MalformedFile,
@@ -39,16 +40,7 @@ from skillorchestra_core.formats.rows import (
     task_note,
 )
 
-# Model-routing pool of the reference (config/pool_config.json): key -> (model path, input $/1M, output $/1M).
-POOL_PRICES = {
-    "qwen2.5-7b-instruct": ("Qwen/Qwen2.5-7B-Instruct", 0.0375, 0.30),
-    "llama3.1-8b-instruct": ("meta-llama/Llama-3.1-8B-Instruct", 0.0225, 0.18),
-    "llama3.1-70b-instruct": ("meta-llama/Llama-3.1-70B-Instruct", 0.11, 0.88),
-    "mistral-7b-instruct": ("mistralai/Mistral-7B-Instruct-v0.3", 0.025, 0.20),
-    "mixtral-8x22b-instruct": ("mistralai/Mixtral-8x22B-Instruct-v0.1", 0.15, 1.20),
-    "gemma2-27b-it": ("google/gemma-2-27b-it", 0.10, 0.80),
-    "qwen2.5-3b-instruct": ("Qwen/Qwen2.5-3B-Instruct", 0.01625, 0.13),
-}
+POOL_PRICES = MODEL_ROUTING_POOL
 EVALUATE_SUCCESS_EM = 0.7
 TASK_FIELDS = ("task", "task_name", "data_source")
 
