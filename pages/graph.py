@@ -1,4 +1,47 @@
+"""Graph: the mode-skill-agent graph of the picked version, filterable, with a panel for the clicked node."""
+
 import streamlit as st
 
+from pages.components.graph_controls import VIEWS, graph_controls
+from pages.components.graph_data import node_from_chart, open_from_widget, selected_data, selected_graph
+from pages.components.graph_panel import render_legend, render_node_panel
+from skillorchestra_core.graph.filters import apply_filter
+from skillorchestra_core.graph.render_dot import dot_source
+from skillorchestra_core.graph.render_plotly import plotly_figure
+from skillorchestra_core.graph.render_pyvis import pyvis_html
+from skillorchestra_core.graph.text import md_escape
+
+CHART_KEY = "graph:chart"
+
 st.title("Graph")
-st.info("This page is being built.")
+data = selected_data()
+if data is None:
+    st.stop()
+g = selected_graph(data)
+hb = data.loaded.handbook_name
+controls = graph_controls(g, hb)
+view = apply_filter(g, controls.filter)
+node = node_from_chart(CHART_KEY)
+
+st.caption(f"{md_escape(data.label)} · showing {view.shown_skills} of {view.total_skills} skills, "
+           f"{sum(1 for _, d in view.graph.nodes(data=True) if d['kind'] == 'agent')} agents"
+           + (" · truncated: narrow with filters" if view.truncated else ""))
+if view.matches:
+    st.selectbox("Search hits", [""] + view.matches, key=f"graph:hit:{hb}",
+                 format_func=lambda n: "Open a hit…" if not n else f"{view.graph.nodes[n]['label']} ({n})",
+                 on_change=open_from_widget, args=(f"graph:hit:{hb}",))
+
+left, right = st.columns([3, 2], gap="medium")
+with left:
+    if controls.view == VIEWS[0]:
+        fig = plotly_figure(view.graph, selected=node if node in view.graph else None)
+        st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=CHART_KEY,
+                        config={"displaylogo": False, "scrollZoom": True})
+    elif controls.view == VIEWS[1]:
+        st.iframe(pyvis_html(view.graph, height="620px"), height=640, alt="Mode-skill-agent graph (physics)")
+    else:
+        st.graphviz_chart(dot_source(view.graph, selected=node))
+    render_legend()
+with right:
+    hidden = view.graph.nodes[node].get("hidden_children", 0) if node in view.graph else 0
+    render_node_panel(data, node, hidden)

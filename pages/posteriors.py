@@ -1,4 +1,38 @@
+"""Posteriors: agent profiles as Beta posteriors with credible intervals; forest plot, densities, heatmap, evidence."""
+
 import streamlit as st
 
+from pages.components.graph_data import default_prior, selected_data
+from pages.components.posterior_controls import density_skill, evidence_cell, selection_controls, top_controls
+from pages.components.posterior_panels import render_density, render_evidence, render_unseen_note
+from skillorchestra_core.graph.posterior_figures import forest_figure, heatmap_figure
+from skillorchestra_core.graph.posterior_views import forest_rows, heatmap_frames, skill_names
+
 st.title("Posteriors")
-st.info("This page is being built.")
+st.caption("Competence of each agent on each skill: Beta(a0 + S, b0 + F) from weighted outcomes. Compare agents, "
+           "see how wide the intervals are, and what a flat prior or the reference code's empirical rate would say.")
+level, prior, score = top_controls(default_prior())
+data = selected_data(prior, level)
+if data is None:
+    st.stop()
+agents, skills = selection_controls(data)
+render_unseen_note(data, skills, score)
+
+forest_tab, density_tab, heatmap_tab, evidence_tab = st.tabs(["Forest plot", "Densities", "Heatmap", "Evidence"])
+with forest_tab:
+    if agents and skills:
+        st.plotly_chart(forest_figure(forest_rows(data, agents, skills, score), agents, level, score),
+                        key="post:forest")
+    else:
+        st.info("Pick at least one agent and one skill.")
+with density_tab:
+    focus = density_skill(data, skills)  # the URL's skill node, else the first chosen skill
+    render_density(data, focus, agents)
+with heatmap_tab:
+    if agents and skills:
+        z, n = heatmap_frames(data, agents, skills, score)
+        st.plotly_chart(heatmap_figure(z, n, skill_names(data), score), key="post:heatmap")
+    else:
+        st.info("Pick at least one agent and one skill.")
+with evidence_tab:
+    render_evidence(data, *evidence_cell(data, agents, focus))

@@ -1,0 +1,116 @@
+"""Cached explorer data for the Graph and Posteriors pages, keyed by (database URL, handbook, version, prior, level).
+
+Versions are immutable, so a cached entry never goes stale; the database URL is part of every key so tests and
+deployments with different databases never share entries.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import streamlit as st
+
+from pages.components.context import current_selection
+from skillorchestra_core.db import session
+from skillorchestra_core.errors import NotFound
+from skillorchestra_core.graph.service import VersionData, load_version_data, version_graph, with_level
+from skillorchestra_core.handbook.store import get_version
+from skillorchestra_core.learning.competence import PriorConfig
+from skillorchestra_core.settings import get_settings
+
+
+def db_url() -> str:
+    return get_settings().database_url
+
+
+def default_prior() -> PriorConfig:
+    settings = get_settings()
+    return PriorConfig(settings.prior, settings.prior_strength)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _base_data(url: str, handbook: str, version: int) -> VersionData:
+    with session(url) as s:
+        return load_version_data(s, handbook, version, default_prior(), 0.95)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def version_data(url: str, handbook: str, version: int, prior_kind: str, strength: float,
+                 level: float) -> VersionData:
+    return with_level(_base_data(url, handbook, version), level, PriorConfig(prior_kind, strength))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def full_graph(url: str, handbook: str, version: int, prior_kind: str, strength: float) -> nx.DiGraph:
+    """Shared read-only graph of a version (filters copy what they draw, nothing mutates it)."""
+    return version_graph(version_data(url, handbook, version, prior_kind, strength, 0.95))
+
+
+def _picked() -> tuple[str | None, int | None]:
+    """The sidebar's pick; falls back to the URL (handbook, version) when the picker did not run in this rerun
+    (AppTest re-runs only the page script of an st.navigation app)."""
+    sel = current_selection()
+    handbook = sel.handbook or st.query_params.get("handbook")
+    version = sel.version if sel.handbook else st.query_params.get("version")
+    if handbook is None:
+        return None, None
+    try:
+        return handbook, int(version)
+    except (TypeError, ValueError):
+        with session(db_url()) as s:
+            try:
+                return handbook, get_version(s, handbook, None).number
+            except NotFound:
+                return None, None
+
+
+def selected_data(prior: PriorConfig | None = None, level: float = 0.95) -> VersionData | None:
+    """The sidebar's version under `prior` and `level`, or None (with a hint) when nothing is picked."""
+    handbook, version = _picked()
+    if handbook is None or version is None:
+        st.info("Pick a handbook in the sidebar (or create the demo with `skillorchestra demo`).")
+        return None
+    prior = prior or default_prior()
+    return version_data(db_url(), handbook, version, prior.kind, prior.strength, level)
+
+
+def selected_graph(data: VersionData) -> nx.DiGraph:
+    return full_graph(db_url(), data.loaded.handbook_name, data.loaded.number, data.prior.kind,
+                      data.prior.strength)
+
+
+def current_node() -> str | None:
+    return st.query_params.get("node") or None
+
+
+def set_node(node: str | None) -> None:
+    """Remember the selected node in the URL (so the view can be shared)."""
+    if node:
+        st.query_params["node"] = node
+    elif "node" in st.query_params:
+        del st.query_params["node"]
+
+
+def open_from_widget(key: str) -> None:
+    """Callback: open the node a widget (e.g. the search-hit picker) holds."""
+    if st.session_state.get(key):
+        set_node(st.session_state[key])
+
+
+def node_from_chart(chart_key: str) -> str | None:
+    """The node clicked in the Plotly chart `chart_key` (read before the chart is drawn, so the new selection is
+    highlighted in the same run); a new click wins over the URL, an unchanged selection leaves the URL alone."""
+    event = st.session_state.get(chart_key) or {}
+    points = (event.get("selection") or {}).get("points") or []
+    ids = []
+    for p in points:
+        cd = p.get("customdata")
+        cd = cd[0] if isinstance(cd, (list, tuple)) and cd else cd
+        if isinstance(cd, str):
+            ids.append(cd)
+    seen_key = f"{chart_key}:seen"
+    if ids and tuple(ids) != st.session_state.get(seen_key):
+        st.session_state[seen_key] = tuple(ids)
+        set_node(ids[0])
+    elif not ids:
+        st.session_state[seen_key] = ()
+    return current_node()

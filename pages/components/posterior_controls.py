@@ -1,0 +1,103 @@
+"""Posteriors page widgets: agents, skills, credible level, prior and score toggles, and the evidence pager."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from pages.components.graph_data import current_node, set_node
+from skillorchestra_core.graph.build import split_id
+from skillorchestra_core.graph.posterior_views import (
+    EMPIRICAL,
+    MEAN,
+    SCORES,
+    agent_names,
+    default_agents,
+    default_skills,
+    skill_names,
+)
+from skillorchestra_core.graph.service import CREDIBLE_LEVELS, VersionData
+from skillorchestra_core.learning.competence import PriorConfig
+
+PRIORS = {"hierarchical": "hierarchical (agent's pooled rate in the mode)", "flat": "flat Beta(1, 1)"}
+
+
+@dataclass(frozen=True)
+class PosteriorControls:
+    agents: list[str]
+    skills: list[str]
+    level: float
+    prior: PriorConfig
+    score: str
+
+
+def top_controls(default_prior: PriorConfig) -> tuple[float, PriorConfig, str]:
+    c1, c2, c3 = st.columns([3, 3, 3])
+    level = c1.segmented_control("Credible level", CREDIBLE_LEVELS, default=0.95, key="post:level",
+                                 format_func=lambda x: f"{x:.0%}") or 0.95
+    kind = c2.radio("Prior", list(PRIORS), format_func=PRIORS.get, key="post:prior", horizontal=True,
+                    index=list(PRIORS).index(default_prior.kind))
+    score = c3.radio("Score", [MEAN, EMPIRICAL], format_func=SCORES.get, key="post:score", horizontal=True)
+    return float(level), PriorConfig(kind, default_prior.strength), score
+
+
+def _node_default(kind: str) -> str | None:
+    node = current_node()
+    if not node:
+        return None
+    k, ident = split_id(node)
+    return ident if k == kind else None
+
+
+def selection_controls(data: VersionData) -> tuple[list[str], list[str]]:
+    hb = data.loaded.handbook_name
+    agents = agent_names(data)
+    names = skill_names(data)
+    wanted = [a for a in [_node_default("agent")] if a in agents]
+    picked_agents = st.multiselect("Agents", agents, key=f"post:agents:{hb}",
+                                   default=list(dict.fromkeys(wanted + default_agents(data)))[:4])
+    focus = _node_default("skill")
+    skills = default_skills(data, picked_agents)
+    if focus in names and focus not in skills:
+        skills = sorted(skills + [focus])
+    key = f"post:skills:{hb}"
+    count = len(st.session_state.get(key, skills))
+    with st.expander(f"Skills in the forest plot and heatmap ({count} chosen; default: most evidence)"):
+        picked_skills = st.multiselect("Skills", sorted(names), default=skills, key=key,
+                                       format_func=lambda k: f"{names[k]} ({k})")
+    return picked_agents, picked_skills
+
+
+def density_skill(data: VersionData, skills: list[str]) -> str | None:
+    names = skill_names(data)
+    options = sorted(names)
+    if not options:
+        return None
+    focus = _node_default("skill")
+    default = focus if focus in names else (skills[0] if skills else options[0])
+    key = f"post:density:{data.loaded.handbook_name}"
+    return st.selectbox("Skill", options, index=options.index(default), key=key,
+                        format_func=lambda k: f"{names[k]} ({k})", on_change=_remember_skill, args=(key,))
+
+
+def _remember_skill(key: str) -> None:
+    if st.session_state.get(key):
+        set_node(f"skill:{st.session_state[key]}")
+
+
+def evidence_cell(data: VersionData, agents: list[str], skill: str | None) -> tuple[str | None, str | None, int]:
+    names = skill_names(data)
+    all_agents = agent_names(data)
+    if not all_agents or not names:
+        return None, None, 1
+    hb = data.loaded.handbook_name
+    c1, c2, c3 = st.columns([2, 3, 1])
+    agent = c1.selectbox("Agent", all_agents, key=f"post:ev_agent:{hb}",
+                         index=all_agents.index(agents[0]) if agents else 0)
+    options = sorted(names)
+    ev_skill = c2.selectbox("Skill ", options, key=f"post:ev_skill:{hb}",
+                            index=options.index(skill) if skill in names else 0,
+                            format_func=lambda k: f"{names[k]} ({k})")
+    page = c3.number_input("Page", min_value=1, value=1, step=1, key=f"post:ev_page:{hb}")
+    return agent, ev_skill, int(page)

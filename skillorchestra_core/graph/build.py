@@ -1,0 +1,170 @@
+"""The mode-skill-agent graph of one handbook version as a networkx DiGraph.
+
+Nodes (id -> attributes):
+- ``mode:<name>``: kind="mode", label, description, n_skills
+- ``skill:<key>``: kind="skill", label (the skill's name), key, mode, parent (node id or None), depth (0 = top level
+  of its mode), description, n (evidence weight of the best-covered agent), n_queries
+- ``agent:<name>``: kind="agent", label, modes (tuple), model
+
+Edges: mode -> top-level skill and parent skill -> child skill (kind="tree"); skill -> agent (kind="competence") with
+weight = posterior mean and mean, ci_low, ci_high, n, n_imported, empirical_rate, basis, mode. Labels are kept raw
+here; every renderer escapes them for its medium.
+"""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import pandas as pd
+
+from skillorchestra_core.handbook.content import HandbookContent, SkillSpec
+
+MODE, SKILL, AGENT = "mode", "skill", "agent"
+TREE, COMPETENCE = "tree", "competence"
+
+
+def mode_id(name: str) -> str:
+    return f"mode:{name}"
+
+
+def skill_id(key: str) -> str:
+    return f"skill:{key}"
+
+
+def agent_id(name: str) -> str:
+    return f"agent:{name}"
+
+
+def split_id(node: str) -> tuple[str, str]:
+    """('skill', 'answer.math') from 'skill:answer.math'."""
+    kind, _, rest = node.partition(":")
+    return kind, rest
+
+
+def skill_parents(skills: dict[str, SkillSpec]) -> dict[str, str | None]:
+    """Parent key of every skill: its parent_key when that skill exists, else the longest dotted prefix that is a
+    skill of the same mode, else None (a top-level skill of its mode)."""
+    out: dict[str, str | None] = {}
+    for key, spec in skills.items():
+        parent = spec.parent_key if spec.parent_key in skills and spec.parent_key != key else None
+        if parent is None:
+            parts = key.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                prefix = ".".join(parts[:cut])
+                if prefix in skills and skills[prefix].mode == spec.mode:
+                    parent = prefix
+                    break
+        out[key] = parent
+    return _break_cycles(out)
+
+
+def _break_cycles(parents: dict[str, str | None]) -> dict[str, str | None]:
+    for key in parents:
+        seen, node = {key}, parents[key]
+        while node is not None:
+            if node in seen:
+                parents[key] = None
+                break
+            seen.add(node)
+            node = parents.get(node)
+    return parents
+
+
+def _depths(parents: dict[str, str | None]) -> dict[str, int]:
+    depth: dict[str, int] = {}
+
+    def walk(key: str) -> int:
+        if key not in depth:
+            parent = parents.get(key)
+            depth[key] = 0 if parent is None else walk(parent) + 1
+        return depth[key]
+
+    for key in parents:
+        walk(key)
+    return depth
+
+
+def _float(value) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(out) else out
+
+
+def build_graph(content: HandbookContent, competence: pd.DataFrame,
+                queries_per_skill: dict[str, int] | None = None) -> nx.DiGraph:
+    """The full graph of a version. `competence`: the table of `learning.profile.competence` for that version."""
+    g = nx.DiGraph()
+    parents = skill_parents(content.skills)
+    depths = _depths(parents)
+    queries_per_skill = queries_per_skill or {}
+    for mode in sorted(content.modes.values(), key=lambda m: m.name):
+        n_skills = sum(1 for s in content.skills.values() if s.mode == mode.name)
+        g.add_node(mode_id(mode.name), kind=MODE, label=mode.name, description=mode.description, n_skills=n_skills)
+    for key in sorted(content.skills):
+        spec = content.skills[key]
+        if mode_id(spec.mode) not in g:
+            g.add_node(mode_id(spec.mode), kind=MODE, label=spec.mode, description="", n_skills=0)
+        parent = parents[key]
+        g.add_node(skill_id(key), kind=SKILL, label=spec.name or key, key=key, mode=spec.mode,
+                   parent=skill_id(parent) if parent else None, depth=depths[key], description=spec.description,
+                   n=0.0, n_queries=int(queries_per_skill.get(key, 0)))
+    for key in sorted(content.skills):
+        parent = parents[key]
+        source = skill_id(parent) if parent else mode_id(content.skills[key].mode)
+        g.add_edge(source, skill_id(key), kind=TREE)
+    agent_modes: dict[str, list[str]] = {}
+    models: dict[str, str] = {}
+    for (name, mode), spec in sorted(content.agents.items()):
+        agent_modes.setdefault(name, []).append(mode)
+        models.setdefault(name, spec.model)
+    for name, modes in agent_modes.items():
+        g.add_node(agent_id(name), kind=AGENT, label=name, modes=tuple(modes), model=models[name])
+    _add_competence_edges(g, competence)
+    return g
+
+
+def _add_competence_edges(g: nx.DiGraph, competence: pd.DataFrame) -> None:
+    if competence is None or competence.empty:
+        return
+    cols = ["agent", "mode", "skill", "mean", "ci_low", "ci_high", "n", "n_imported", "empirical_rate", "basis"]
+    for agent, mode, skill, mean, lo, hi, n, n_imp, emp, basis in competence[cols].itertuples(index=False):
+        s_id, a_id = skill_id(skill), agent_id(agent)
+        if s_id not in g or a_id not in g:
+            continue
+        g.add_edge(s_id, a_id, kind=COMPETENCE, weight=float(mean), mean=float(mean), ci_low=float(lo),
+                   ci_high=float(hi), n=float(n), n_imported=float(n_imp), empirical_rate=_float(emp),
+                   basis=str(basis), mode=mode)
+        node = g.nodes[s_id]
+        node["n"] = max(node["n"], float(n))
+
+
+def competence_edges(g: nx.DiGraph, node: str) -> list[tuple[str, str, dict]]:
+    """Competence edges touching a skill or an agent node."""
+    edges = g.out_edges(node, data=True) if g.nodes[node]["kind"] == SKILL else g.in_edges(node, data=True)
+    return [(u, v, d) for u, v, d in edges if d.get("kind") == COMPETENCE]
+
+
+def skill_subtree(g: nx.DiGraph, node: str) -> set[str]:
+    """A skill node and all its descendant skills."""
+    out, stack = set(), [node]
+    while stack:
+        cur = stack.pop()
+        if cur in out:
+            continue
+        out.add(cur)
+        stack.extend(v for _, v, d in g.out_edges(cur, data=True) if d.get("kind") == TREE)
+    return out
+
+
+def ancestors(g: nx.DiGraph, node: str) -> list[str]:
+    """Parent chain of a skill node up to (and including) its mode node."""
+    out, cur = [], node
+    while True:
+        preds = [u for u, _, d in g.in_edges(cur, data=True) if d.get("kind") == TREE]
+        if not preds or preds[0] in out:
+            return out
+        cur = preds[0]
+        out.append(cur)

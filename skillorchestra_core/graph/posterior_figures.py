@@ -1,0 +1,115 @@
+"""Plotly figures of the Posteriors page: forest plot, overlaid Beta densities, agent x skill heatmap.
+
+Names reach Plotly only HTML-escaped (tick labels, legends, hovers), so markup in a skill name shows as text.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from skillorchestra_core.graph.posterior_views import MEAN, SCORES
+from skillorchestra_core.graph.text import esc, short
+
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22"]
+
+
+def agent_colors(agents: list[str]) -> dict[str, str]:
+    return {a: PALETTE[i % len(PALETTE)] for i, a in enumerate(agents)}
+
+
+def _skill_ticks(rows: pd.DataFrame) -> tuple[list[str], dict[str, int]]:
+    skills = list(dict.fromkeys(rows["skill"]))
+    names = dict(zip(rows["skill"], rows["name"]))
+    return [esc(short(names[k], 48)) for k in skills], {k: i for i, k in enumerate(skills)}
+
+
+def forest_figure(rows: pd.DataFrame, agents: list[str], level: float, score: str = MEAN) -> go.Figure:
+    """One row per skill, one marker (with its credible interval in mean mode) per agent."""
+    ticks, index = _skill_ticks(rows)
+    colors = agent_colors(agents)
+    k = max(len(agents), 1)
+    fig = go.Figure()
+    for j, agent in enumerate(agents):
+        r = rows[rows["agent"] == agent]
+        if r.empty:
+            continue
+        y = [-(index[s] + (j - (k - 1) / 2) * 0.7 / k) for s in r["skill"]]
+        hover = [esc(f"{agent} on {name} ({skill}): mean {m:.3f} [{lo:.3f}, {hi:.3f}] n={n:.1f} "
+                     f"empirical {'unseen' if u else f'{e:.3f}'} ({b})")
+                 for agent, name, skill, m, lo, hi, n, e, u, b in zip(
+                     r["agent"], r["name"], r["skill"], r["mean"], r["ci_low"], r["ci_high"], r["n"],
+                     r["empirical_rate"], r["unseen"], r["basis"])]
+        err = None
+        if score == MEAN:
+            err = {"type": "data", "symmetric": False, "array": (r["hi"] - r["x"]).tolist(),
+                   "arrayminus": (r["x"] - r["lo"]).tolist(), "thickness": 1.5, "width": 0}
+        symbols = ["x" if (u and score != MEAN) else "circle" for u in r["unseen"]]
+        fig.add_trace(go.Scatter(x=r["x"].tolist(), y=y, mode="markers", name=esc(agent), error_x=err,
+                                 marker={"color": colors[agent], "size": 8, "symbol": symbols},
+                                 customdata=[[agent, s] for s in r["skill"]], hovertext=hover, hoverinfo="text"))
+    what = f"posterior mean with {level:.0%} credible interval" if score == MEAN else SCORES[score]
+    fig.update_layout(
+        height=int(min(max(320, 30 * len(ticks) * max(1, k / 3) + 120), 4000)), hovermode="closest",
+        margin={"l": 10, "r": 10, "t": 30, "b": 40},
+        xaxis={"range": [-0.02, 1.02], "title": {"text": esc(what)}, "zeroline": False, "side": "bottom"},
+        yaxis={"tickmode": "array", "tickvals": [-i for i in range(len(ticks))], "ticktext": ticks,
+               "automargin": True},
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0.0},
+    )
+    return fig
+
+
+def density_figure(curves: pd.DataFrame, summary: pd.DataFrame, skill_label: str, level: float) -> go.Figure:
+    """Overlaid Beta posterior densities of one skill; `summary`: agent, mean, ci_low, ci_high, n."""
+    agents = list(dict.fromkeys(curves["agent"]))
+    colors = agent_colors(agents)
+    fig = go.Figure()
+    stats = summary.set_index("agent")
+    for agent in agents:
+        c = curves[curves["agent"] == agent]
+        s = stats.loc[agent]
+        label = esc(f"{agent}: {s['mean']:.2f} [{s['ci_low']:.2f}, {s['ci_high']:.2f}] n={s['n']:.0f}")
+        fig.add_trace(go.Scatter(x=c["x"].tolist(), y=c["pdf"].tolist(), mode="lines", name=label,
+                                 line={"color": colors[agent], "width": 2}, fill="tozeroy",
+                                 hovertemplate=f"{esc(agent)}<br>p=%{{x:.3f}}<br>density=%{{y:.2f}}<extra></extra>"))
+        fig.add_vline(x=float(s["mean"]), line={"color": colors[agent], "dash": "dot", "width": 1})
+    fig.update_layout(
+        height=380, margin={"l": 10, "r": 10, "t": 40, "b": 40}, hovermode="closest",
+        title={"text": esc(f"Beta posteriors on {skill_label} (dotted: means; legend: {level:.0%} intervals)"),
+               "font": {"size": 14}},
+        xaxis={"range": [0, 1], "title": {"text": "competence p"}}, yaxis={"title": {"text": "density"}},
+        legend={"orientation": "v"},
+    )
+    return fig
+
+
+def heatmap_figure(z: pd.DataFrame, n: pd.DataFrame, names: dict[str, str], score: str = MEAN) -> go.Figure:
+    """Agents x skills of the score; hover shows the skill, the value and the evidence n."""
+    skills = list(z.columns)
+    labels = [esc(short(names.get(k, k), 32)) for k in skills]
+    keys = [esc(k) for k in skills]
+    nz = n.to_numpy(dtype=float)
+    custom = np.empty(nz.shape + (3,), dtype=object)
+    for i in range(nz.shape[0]):
+        for j in range(nz.shape[1]):
+            custom[i, j] = [0.0 if np.isnan(nz[i, j]) else float(nz[i, j]), labels[j], keys[j]]
+    show_text = z.size <= 400
+    fig = go.Figure(go.Heatmap(
+        z=z.to_numpy(dtype=float).tolist(), x=list(range(len(skills))), y=[esc(a) for a in z.index],
+        customdata=custom.tolist(), zmin=0, zmax=1, colorscale="RdYlBu", colorbar={"title": {"text": "score"}},
+        text=np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(z.to_numpy(dtype=float)).tolist()
+        if show_text and z.size else None,
+        texttemplate="%{text}" if show_text else None,
+        hovertemplate="agent %{y}<br>skill %{customdata[1]} (%{customdata[2]})<br>"
+                      + esc(SCORES[score]) + " %{z:.3f}<br>n=%{customdata[0]:.1f}<extra></extra>",
+    ))
+    fig.update_layout(
+        height=int(min(max(300, 34 * len(z.index) + 160), 1600)), margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        xaxis={"tickmode": "array", "tickvals": list(range(len(skills))), "ticktext": labels, "tickangle": -45,
+               "automargin": True},
+        yaxis={"automargin": True, "autorange": "reversed"},
+    )
+    return fig

@@ -1,0 +1,60 @@
+"""Everything the explorer pages read for one version, loaded in one call (and cacheable: versions are immutable)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+import pandas as pd
+from sqlmodel import Session
+
+from skillorchestra_core.graph.build import build_graph
+from skillorchestra_core.handbook.store import LoadedVersion, load_version
+from skillorchestra_core.learning import profile
+from skillorchestra_core.learning.competence import PriorConfig, ancestor_pairs
+
+CREDIBLE_LEVELS = (0.5, 0.8, 0.9, 0.95, 0.99)
+
+
+@dataclass(frozen=True)
+class VersionData:
+    loaded: LoadedVersion
+    frames: profile.VersionFrames
+    competence: pd.DataFrame  # profile.competence at `level` under `prior`
+    costs: pd.DataFrame  # agent, mode, cost, n_cost, cost_source
+    prior: PriorConfig
+    level: float
+
+    @property
+    def label(self) -> str:
+        return self.loaded.label
+
+
+def load_version_data(s: Session, handbook: str, version: int | None, prior: PriorConfig | None = None,
+                      level: float = 0.95) -> VersionData:
+    prior = prior or PriorConfig()
+    loaded = load_version(s, handbook, version)
+    frames = profile.load_frames(s, loaded)
+    comp = profile.competence(frames, prior=prior, level=level)
+    return VersionData(loaded, frames, comp, profile.costs(frames), prior, level)
+
+
+def with_level(data: VersionData, level: float, prior: PriorConfig | None = None) -> VersionData:
+    """The same version under another credible level or prior, without touching the database."""
+    prior = prior or data.prior
+    if level == data.level and prior == data.prior:
+        return data
+    comp = profile.competence(data.frames, prior=prior, level=level)
+    return VersionData(data.loaded, data.frames, comp, data.costs, prior, level)
+
+
+def queries_per_skill(frames: profile.VersionFrames) -> dict[str, int]:
+    """Distinct evidence queries per skill, a parent counting its subtree's."""
+    if frames.attributions.empty or frames.skills.empty:
+        return {}
+    rolled = frames.attributions.merge(ancestor_pairs(frames.skills), on="skill")
+    return rolled.groupby("target")["query_id"].nunique().astype(int).to_dict()
+
+
+def version_graph(data: VersionData) -> nx.DiGraph:
+    return build_graph(data.loaded.content, data.competence, queries_per_skill(data.frames))

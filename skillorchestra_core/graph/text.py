@@ -1,0 +1,92 @@
+"""Escaped labels and tooltips for graph renderers: whatever a skill or agent is called, it shows as text."""
+
+from __future__ import annotations
+
+import html
+
+import networkx as nx
+
+from skillorchestra_core.graph.build import AGENT, COMPETENCE, MODE, SKILL
+
+
+def esc(text: object) -> str:
+    """HTML-escape any value (quotes too), for Plotly text, DOT labels and HTML."""
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def short(text: object, limit: int = 40) -> str:
+    raw = "" if text is None else str(text)
+    return raw if len(raw) <= limit else raw[: limit - 1] + "…"
+
+
+def fmt_interval(d: dict) -> str:
+    return f"{d['mean']:.2f} [{d['ci_low']:.2f}, {d['ci_high']:.2f}]"
+
+
+def node_label(d: dict) -> str:
+    """Raw (unescaped) display label; collapsed skills show how many descendants they hide."""
+    label = short(d.get("label", ""))
+    hidden = d.get("hidden_children") or 0
+    return f"{label} (+{hidden})" if hidden else label
+
+
+def node_tooltip_lines(g: nx.DiGraph, node: str) -> list[str]:
+    """Raw tooltip lines; renderers escape them."""
+    d = g.nodes[node]
+    kind = d["kind"]
+    if kind == MODE:
+        return [f"mode {d['label']}", f"{d.get('n_skills', 0)} skills", short(d.get("description", ""), 120)]
+    if kind == SKILL:
+        lines = [f"skill {d['key']} ({d['mode']})", f"name: {short(d['label'], 80)}",
+                 f"evidence queries: {d.get('n_queries', 0)}"]
+        if d.get("hidden_children"):
+            lines.append(f"{d['hidden_children']} sub-skills collapsed")
+        if d.get("description"):
+            lines.append(short(d["description"], 120))
+        best = sorted(((v, e) for _, v, e in g.out_edges(node, data=True) if e.get("kind") == COMPETENCE),
+                      key=lambda ve: -ve[1]["mean"])[:3]
+        lines += [f"{g.nodes[v]['label']}: {fmt_interval(e)} n={e['n']:.0f}" for v, e in best]
+        return [ln for ln in lines if ln]
+    if kind == AGENT:
+        lines = [f"agent {d['label']}", f"model: {d.get('model', '')}", f"modes: {', '.join(d.get('modes', ()))}"]
+        n_edges = sum(1 for _, _, e in g.in_edges(node, data=True) if e.get("kind") == COMPETENCE)
+        return lines + [f"{n_edges} skills shown"]
+    return [str(node)]
+
+
+def edge_tooltip(g: nx.DiGraph, u: str, v: str) -> str:
+    """Raw tooltip of a competence edge."""
+    e = g.edges[u, v]
+    emp = "unseen" if e.get("empirical_rate") is None else f"{e['empirical_rate']:.2f}"
+    return (f"{g.nodes[v]['label']} on {g.nodes[u]['label']}: mean {fmt_interval(e)}, n={e['n']:.1f}, "
+            f"empirical {emp}, basis {e.get('basis', '')}")
+
+
+def node_tooltip_html(g: nx.DiGraph, node: str) -> str:
+    return "<br>".join(esc(line) for line in node_tooltip_lines(g, node))
+
+
+KIND_STYLE = {
+    MODE: {"color": "#3b6ea5", "symbol": "square", "size": 22},
+    SKILL: {"color": "#e8a33d", "symbol": "circle", "size": 13},
+    AGENT: {"color": "#4c9a6a", "symbol": "diamond", "size": 17},
+}
+
+# Competence edges are drawn in bins of posterior mean, from weak (light) to strong (dark).
+MEAN_BINS = [(0.0, 0.4, "#d7301f", 1.0), (0.4, 0.6, "#fc8d59", 1.6), (0.6, 0.8, "#74a9cf", 2.2),
+             (0.8, 1.0001, "#045a8d", 3.0)]
+
+
+def mean_bin(mean: float) -> tuple[float, float, str, float]:
+    for lo, hi, color, width in MEAN_BINS:
+        if lo <= mean < hi:
+            return lo, hi, color, width
+    return MEAN_BINS[-1]
+
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&")
+
+
+def md_escape(text: object) -> str:
+    """Backslash-escape Markdown (and Streamlit directive) punctuation so a name renders as plain text."""
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in ("" if text is None else str(text)))

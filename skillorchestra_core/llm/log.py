@@ -1,0 +1,17 @@
+"""Persist LLM call records as `LlmCall` rows."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from skillorchestra_core.db.models import LlmCall
+from skillorchestra_core.llm.base import LlmCallRecord
+
+
+def save_calls(s: Session, records: list[LlmCallRecord], decision_trace_id: int | None = None) -> int:
+    """Add one row per record (the caller commits). Returns how many were added."""
+    for r in records:
+        s.add(LlmCall(at=r.at, purpose=r.purpose, backend=r.backend, model=r.model, prompt_hash=r.prompt_hash,
+                      prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
+                      latency_s=r.latency_s, outcome=r.outcome, error=r.error, decision_trace_id=decision_trace_id))
+    return len(records)

@@ -1,0 +1,136 @@
+"""Build a RoutingModel from a stored version (evidence -> competence -> arrays), cached per immutable version."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+from sqlmodel import Session
+
+from skillorchestra_core.db.models import Query
+from skillorchestra_core.evidence.costs import call_cost
+from skillorchestra_core.handbook.store import LoadedVersion, load_version, load_version_by_id
+from skillorchestra_core.learning import profile
+from skillorchestra_core.learning.competence import PriorConfig
+from skillorchestra_core.routing.model import (
+    EvidenceIndex,
+    PathEvidence,
+    RoutingModel,
+    SkillDoc,
+    mode_table_from_frames,
+)
+from skillorchestra_core.settings import get_settings
+
+_CACHE: "OrderedDict[tuple, RoutingModel]" = OrderedDict()
+_LOCK = threading.Lock()
+_CACHE_SIZE = 16
+
+
+def normalise_text(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | None = None,
+                        level: float | None = None) -> RoutingModel:
+    settings = get_settings()
+    prior = prior or PriorConfig(settings.prior, settings.prior_strength)
+    level = level or settings.credible_level
+    frames = profile.load_frames(s, loaded)
+    comp = profile.competence(frames, prior=prior, level=level)
+    costs = profile.costs(frames)
+    c = loaded.content
+    modes = {}
+    for name in c.modes:  # the content's order (as created), which the fallback mode order follows
+        if (frames.agents["mode"] == name).any():
+            spec = c.modes[name]
+            modes[name] = mode_table_from_frames(name, comp, costs, frames.agents, frames.outcomes,
+                                                 spec.description, spec.insights)
+    skills = {k.key: SkillDoc(k.key, k.mode, k.name, k.description, list(k.indicators), list(k.examples),
+                              k.parent_key) for k in c.skills.values()}
+    queries = pd.read_sql(select(Query.id, Query.ext_id, Query.text, Query.split)
+                          .where(Query.handbook_id == loaded.handbook_id), s.connection())
+    model = RoutingModel(
+        handbook=loaded.handbook_name, version=loaded.number, content_hash=loaded.content_hash, modes=modes,
+        skills=skills, handbook_id=loaded.handbook_id, version_id=loaded.version_id, synthetic=loaded.synthetic,
+        skill_queries=_skill_queries(queries, frames.attributions),
+        paths=_paths(queries, frames.outcomes), evidence=_evidence(queries, frames),
+        settings={"prior": prior.kind, "prior_strength": prior.strength, "level": level},
+    )
+    return model
+
+
+def _skill_queries(queries: pd.DataFrame, attributions: pd.DataFrame) -> list[tuple[str, str, dict[str, float]]]:
+    """Train-split queries with their attributed skills: the retriever's labelled neighbours (val/test queries
+    are left out so validating a router never sees its own answer)."""
+    if attributions.empty or queries.empty:
+        return []
+    train = queries[queries["split"] == "train"].set_index("id")["text"]
+    a = attributions[attributions["query_id"].isin(train.index)]
+    out = []
+    for (qid, mode), g in a.groupby(["query_id", "mode"], sort=True):
+        out.append((str(train[qid]), str(mode), dict(zip(g["skill"], g["weight"].astype(float)))))
+    return out
+
+
+def _paths(queries: pd.DataFrame, outcomes: pd.DataFrame) -> PathEvidence | None:
+    if outcomes.empty or "path" not in outcomes or outcomes["path"].isna().all():
+        return None
+    o = outcomes.dropna(subset=["path"])
+    o = o[o["split"].fillna("train") == "train"]
+    text = queries.set_index("id")["text"]
+    return PathEvidence(texts=[str(text.get(q, "")) for q in o["query_id"]], paths=[str(p) for p in o["path"]],
+                        success=(o["score"].to_numpy(float) >= 0.5).astype(float))
+
+
+def _evidence(queries: pd.DataFrame, frames: profile.VersionFrames) -> EvidenceIndex:
+    o = frames.outcomes
+    outcomes: dict = {}
+    if len(o):
+        cards = frames.agents.set_index(["agent", "mode"])[["input_price_per_m", "output_price_per_m"]]
+        j = o.join(cards, on=["agent", "mode"])
+        est = call_cost(j["prompt_tokens"], j["completion_tokens"], j["input_price_per_m"], j["output_price_per_m"])
+        cost = np.where(np.isnan(j["cost_usd"].to_numpy(float)), est, j["cost_usd"].to_numpy(float))
+        # "import" evidence first, then any other source, oldest first: one outcome per (query, mode, agent).
+        order = np.lexsort((j["trajectory_id"].to_numpy(), (j["source"] != "import").to_numpy()))
+        for i in order:
+            key = (int(j["query_id"].iat[i]), str(j["mode"].iat[i]), str(j["agent"].iat[i]))
+            if key not in outcomes:
+                ci = float(cost[i])
+                outcomes[key] = (float(j["score"].iat[i]), None if np.isnan(ci) else ci, int(j["trajectory_id"].iat[i]))
+    return EvidenceIndex(
+        by_text={normalise_text(t): int(q) for q, t in zip(queries["id"], queries["text"])},
+        by_ref={str(e): int(q) for q, e in zip(queries["id"], queries["ext_id"])},
+        refs={int(q): str(e) for q, e in zip(queries["id"], queries["ext_id"])},
+        outcomes=outcomes,
+    )
+
+
+def routing_model(s: Session, handbook: str | None = None, number: int | None = None, *,
+                  version_id: int | None = None, prior: PriorConfig | None = None,
+                  level: float | None = None) -> RoutingModel:
+    """The RoutingModel of a version (by name and number, latest when None, or by id), built once and cached."""
+    loaded = load_version_by_id(s, version_id) if version_id is not None else load_version(s, handbook, number)
+    settings = get_settings()
+    prior = prior or PriorConfig(settings.prior, settings.prior_strength)
+    level = level or settings.credible_level
+    url = str(s.get_bind().url)
+    key = (url, loaded.version_id, loaded.content_hash, prior.kind, prior.strength, level)
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    model = build_routing_model(s, loaded, prior, level)
+    with _LOCK:
+        _CACHE[key] = model
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return model
+
+
+def clear_cache() -> None:
+    with _LOCK:
+        _CACHE.clear()

@@ -1,0 +1,209 @@
+"""A handbook version precomputed for routing: per mode, agents x skills arrays of posterior facts and costs.
+
+Built once per version (versions are immutable) from the evidence through `learning.profile`, or rebuilt from an
+exported snapshot (`routing.snapshot`), so routing never touches the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from skillorchestra_core.routing.utility import normalised_costs, tie_ranks
+
+
+@dataclass
+class SkillDoc:
+    key: str
+    mode: str
+    name: str = ""
+    description: str = ""
+    indicators: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+    parent: str | None = None
+
+
+@dataclass
+class ModeTable:
+    """Everything the routers need for one mode; rows are agents sorted by name, columns skills sorted by key."""
+
+    mode: str
+    agents: list[str]
+    models: list[str]
+    skills: list[str]
+    mean: np.ndarray  # (A, K) posterior means
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    n: np.ndarray  # weighted evidence per (agent, skill)
+    successes: np.ndarray  # S per (agent, skill): the reference code's empirical rate is S / n
+    cost: np.ndarray  # (A,) mean USD per call
+    cost_source: list[str]
+    general: np.ndarray  # (A,) the agent's pooled rate in the mode, (S+1)/(n+2): used when no skill is active
+    overall_rate: np.ndarray  # (A,) successes / attempts over all the mode's evidence (0 without evidence)
+    train_rate: np.ndarray  # (A,) success rate on train queries (NaN without): the best-single baseline
+    description: str = ""
+    insights: list[dict] = field(default_factory=list)
+    prices: list[tuple[float | None, float | None]] = field(default_factory=list)  # USD per 1M in/out tokens
+
+    def __post_init__(self) -> None:
+        self.skill_index = {k: i for i, k in enumerate(self.skills)}
+        self.agent_index = {a: i for i, a in enumerate(self.agents)}
+        self.tie_rank = tie_ranks(self.cost, self.agents)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.empirical = np.where(self.n > 0, self.successes / np.where(self.n > 0, self.n, 1.0), 0.0)
+        self._k: dict[str, tuple[np.ndarray, float]] = {}
+
+    def cached_transpose(self) -> np.ndarray:
+        """mean.T as a contiguous (K, A) array, for the batch path."""
+        if getattr(self, "_mt", None) is None:
+            self._mt = np.ascontiguousarray(self.mean.T)
+        return self._mt
+
+    def costs_in(self, cost_unit: str) -> tuple[np.ndarray, float]:
+        """(k, C_ref) for a cost unit, cached."""
+        if cost_unit not in self._k:
+            self._k[cost_unit] = normalised_costs(self.cost, cost_unit)
+        return self._k[cost_unit]
+
+    def indices(self, skills: list[str]) -> np.ndarray:
+        return np.fromiter((self.skill_index[s] for s in skills), dtype=np.int64, count=len(skills))
+
+
+@dataclass
+class EvidenceIndex:
+    """Recorded outcomes for replay and the oracle: which queries are in the evidence and what each agent scored."""
+
+    by_text: dict[str, int]  # normalised text -> query id
+    by_ref: dict[str, int]  # ext id -> query id
+    refs: dict[int, str]  # query id -> ext id
+    outcomes: dict[tuple[int, str, str], tuple[float, float | None, int]]  # (qid, mode, agent) -> (score, cost, traj)
+
+    def lookup(self, query: str) -> int | None:
+        q = query.strip()
+        return self.by_text.get(" ".join(q.split()).lower(), self.by_ref.get(q))
+
+    def recorded(self, qid: int, mode: str, agents: list[str]) -> dict[str, tuple[float, float | None, int]]:
+        return {a: self.outcomes[(qid, mode, a)] for a in agents if (qid, mode, a) in self.outcomes}
+
+
+@dataclass
+class PathEvidence:
+    """Runs with their mode sequence: text of the run's query, path, success. The offline mode policy reads it."""
+
+    texts: list[str]
+    paths: list[str]
+    success: np.ndarray  # (R,) 1.0 when the run succeeded
+
+
+@dataclass
+class RoutingModel:
+    handbook: str
+    version: int | None
+    content_hash: str
+    modes: dict[str, ModeTable]
+    skills: dict[str, SkillDoc]
+    handbook_id: int | None = None
+    version_id: int | None = None
+    synthetic: bool = False
+    # Train-split queries with their attributions: (text, mode, {skill: weight}) for the retriever's neighbours.
+    skill_queries: list[tuple[str, str, dict[str, float]]] = field(default_factory=list)
+    paths: PathEvidence | None = None
+    evidence: EvidenceIndex | None = None
+    settings: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._cache: dict = {}
+
+    @property
+    def label(self) -> str:
+        return f"{self.handbook} v{self.version}" if self.version is not None else self.handbook
+
+    @property
+    def mode_names(self) -> list[str]:
+        return list(self.modes)
+
+    def table(self, mode: str) -> ModeTable:
+        try:
+            return self.modes[mode]
+        except KeyError:
+            raise KeyError(f"{self.label} has no mode {mode!r} (modes: {', '.join(self.modes)})") from None
+
+    def terminal_mode(self) -> str:
+        """The mode that ends a run: 'answer' when present, else the last mode of the most common path."""
+        if "answer" in self.modes or not self.modes:
+            return "answer"
+        if self.paths and self.paths.paths:
+            common = pd.Series(self.paths.paths).value_counts().index[0]
+            return common.split(",")[-1]
+        return self.mode_names[-1]
+
+    def cached(self, key, build):
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+
+def mode_table_from_frames(mode: str, comp: pd.DataFrame, costs: pd.DataFrame, agents: pd.DataFrame,
+                           outcomes: pd.DataFrame, description: str = "", insights: list | None = None) -> ModeTable:
+    """Pivot one mode's competence table (profile.competence) and costs into arrays."""
+    names = sorted(agents.loc[agents["mode"] == mode, "agent"].unique())
+    c = comp[comp["mode"] == mode]
+    skills = sorted(c["skill"].unique())
+
+    def grid(col: str, fill: float = 0.0) -> np.ndarray:
+        if not skills:
+            return np.zeros((len(names), 0))
+        return c.pivot(index="agent", columns="skill", values=col).reindex(index=names, columns=skills) \
+            .astype(float).fillna(fill).to_numpy()
+
+    cm = costs[costs["mode"] == mode].set_index("agent").reindex(names)
+    spec = agents[agents["mode"] == mode].drop_duplicates("agent").set_index("agent").reindex(names)
+    model_of = spec["model"]
+    prices = [(None if np.isnan(a) else float(a), None if np.isnan(b) else float(b))
+              for a, b in zip(spec["input_price_per_m"].astype(float), spec["output_price_per_m"].astype(float))]
+    o = outcomes[outcomes["mode"] == mode] if len(outcomes) else outcomes
+    s_all = o.groupby("agent")["score"].sum().reindex(names).fillna(0.0).to_numpy(float) if len(o) else np.zeros(len(names))
+    n_all = o.groupby("agent")["score"].size().reindex(names).fillna(0).to_numpy(float) if len(o) else np.zeros(len(names))
+    tr = o[o["split"] == "train"] if len(o) else o
+    train = tr.groupby("agent")["score"].mean().reindex(names).to_numpy(float) if len(tr) else np.full(len(names), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        overall = np.where(n_all > 0, s_all / np.where(n_all > 0, n_all, 1.0), 0.0)
+    general = (s_all + 1.0) / (n_all + 2.0)
+    mean = grid("mean", np.nan)
+    mean = np.where(np.isnan(mean), general[:, None], mean)
+    return ModeTable(
+        mode=mode, agents=names, models=[str(m or a) for a, m in zip(names, model_of.fillna(""))], skills=skills,
+        mean=mean, ci_low=grid("ci_low"), ci_high=grid("ci_high"), alpha=grid("alpha", 1.0),
+        beta=grid("beta", 1.0), n=grid("n"), successes=grid("S"), cost=cm["cost"].fillna(0.0).to_numpy(float),
+        cost_source=[str(x) for x in cm["cost_source"].fillna("none")], general=general,
+        overall_rate=overall, train_rate=train, description=description, insights=list(insights or []),
+        prices=prices,
+    )
+
+
+def table_from_arrays(mode: str, agents: list[str], skills: list[str], mean, cost, *, n=None, successes=None,
+                      overall_rate=None, train_rate=None, general=None, models: list[str] | None = None,
+                      level: float = 0.95) -> ModeTable:
+    """A ModeTable from plain arrays (tests, benchmarks, hand-built examples). `n` defaults to 10 attempts per
+    (agent, skill) and `successes` to mean x n; alpha = 1 + S, beta = 1 + n - S."""
+    from scipy import stats
+
+    mean = np.asarray(mean, float).reshape(len(agents), len(skills))
+    n = np.full(mean.shape, 10.0) if n is None else np.asarray(n, float).reshape(mean.shape)
+    s = mean * n if successes is None else np.asarray(successes, float).reshape(mean.shape)
+    alpha, beta = 1.0 + s, 1.0 + n - s
+    tail = (1.0 - level) / 2.0
+    cost = np.asarray(cost, float)
+    overall = np.asarray(overall_rate, float) if overall_rate is not None else (
+        s.sum(1) / np.maximum(n.sum(1), 1e-12))
+    return ModeTable(
+        mode=mode, agents=list(agents), models=list(models or agents), skills=list(skills), mean=mean,
+        ci_low=stats.beta.ppf(tail, alpha, beta), ci_high=stats.beta.ppf(1 - tail, alpha, beta), alpha=alpha,
+        beta=beta, n=n, successes=s, cost=cost, cost_source=["given"] * len(agents),
+        general=np.asarray(general, float) if general is not None else mean.mean(1) if len(skills) else
+        np.full(len(agents), 0.5), overall_rate=overall,
+        train_rate=np.asarray(train_rate, float) if train_rate is not None else np.full(len(agents), np.nan))

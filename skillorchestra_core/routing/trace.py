@@ -1,0 +1,172 @@
+"""The decision trace: typed records of one routed query, step by step, stored as JSON in `decision_trace`.
+
+Utilities are linear in lambda, U_A(l) = c_A - l * k_A (c_A = sum_s w_s mean(A, s), k_A = normalised cost), so every
+candidate carries c_A (`mean`) and k_A (`cost_norm`): any view can recompute the choice at another lambda exactly.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Literal, Optional
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+TRACE_FORMAT = 1
+
+
+_SET = object.__setattr__
+_SLOTS = tuple(BaseModel.__dict__.get(name) for name in
+               ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"))
+
+
+def trusted(cls, values: dict):
+    """Build a model from values the router computed itself (already the right types), skipping validation: the
+    hot path makes ~120 of these per decision. Anything read back from JSON goes through normal validation."""
+    obj = cls.__new__(cls)
+    _SET(obj, "__dict__", values)
+    fields_set, extra, private = _SLOTS
+    if fields_set is not None and extra is not None and private is not None:
+        fields_set.__set__(obj, set(values))
+        extra.__set__(obj, None)
+        private.__set__(obj, None)
+    else:  # a pydantic without these slots: the generic path
+        _SET(obj, "__pydantic_fields_set__", set(values))
+        _SET(obj, "__pydantic_extra__", None)
+        _SET(obj, "__pydantic_private__", None)
+    return obj
+
+
+class ActiveSkill(BaseModel):
+    skill: str
+    name: str = ""
+    weight: float
+    similarity: Optional[float] = None  # retriever cosine similarity (the explanation), None for an LLM's pick
+
+
+class SkillContribution(BaseModel):
+    skill: str
+    weight: float
+    mean: float  # posterior mean of the agent on the skill
+    ci_low: float
+    ci_high: float
+    alpha: float
+    beta: float
+    n: float  # evidence (weighted attempts)
+    empirical_rate: Optional[float] = None  # S / n, None without evidence
+    contribution: float  # weight * mean
+
+
+class Candidate(BaseModel):
+    agent: str
+    model: str = ""
+    mean: float  # c_A = sum_s w_s * mean(A, s): the weighted posterior competence
+    ci_low: float  # weighted sums of the per-skill interval ends (a band, not a credible interval of the sum)
+    ci_high: float
+    contributions: list[SkillContribution] = Field(default_factory=list)
+    cost: float  # C(A, mode): mean USD per call
+    cost_source: str = ""
+    cost_norm: float  # k_A = C(A, mode) / C_ref(mode) (cost_unit "normalised") or C(A, mode) ("usd")
+    penalty: float  # lambda * k_A
+    utility: float  # c_A - lambda * k_A
+    score: Optional[float] = None  # what this router ranked by (higher is better)
+    rank: int = 0
+
+
+class LambdaInterval(BaseModel):
+    """The lambdas (>= 0) at which the chosen agent stays chosen: [low, high), high None meaning +infinity."""
+
+    low: float = 0.0
+    high: Optional[float] = None
+    low_closed: bool = True
+    high_closed: bool = False
+    below: Optional[str] = None  # who is chosen just below `low` (None when low is 0)
+    above: Optional[str] = None  # who is chosen at `high` and above
+    note: str = ""
+
+    def contains(self, lam: float) -> bool:
+        above_low = lam >= self.low if self.low_closed else lam > self.low
+        if self.high is None:
+            return above_low
+        return above_low and (lam <= self.high if self.high_closed else lam < self.high)
+
+    def label(self) -> str:
+        hi = "+inf)" if self.high is None else (f"{self.high:.4g}]" if self.high_closed else f"{self.high:.4g})")
+        return ("[" if self.low_closed else "(") + f"{self.low:.4g}, " + hi
+
+
+class Execution(BaseModel):
+    mode: Literal["replay", "live", "dry-run"]
+    status: Literal["ok", "no_record", "error", "skipped"]
+    score: Optional[float] = None
+    cost_usd: Optional[float] = None
+    estimated_cost_usd: Optional[float] = None
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+    latency_s: Optional[float] = None
+    output: Optional[str] = None
+    detail: str = ""
+
+
+class StepTrace(BaseModel):
+    index: int
+    mode: str
+    mode_reason: str = ""
+    mode_source: str = ""
+    activation_source: str = ""
+    activation_note: str = ""  # e.g. why the LLM activation fell back to the retriever
+    active_skills: list[ActiveSkill] = Field(default_factory=list)
+    cost_ref: float = 1.0  # C_ref(mode) used to normalise costs
+    candidates: list[Candidate] = Field(default_factory=list)
+    chosen: Optional[str] = None
+    runner_up: Optional[str] = None
+    margin: Optional[float] = None  # chosen's score minus the runner-up's, in this router's score
+    cause: str = ""
+    lambda_interval: Optional[LambdaInterval] = None
+    lambda_note: str = ""  # how lambda enters this router's choice
+    execution: Optional[Execution] = None
+
+    def candidate(self, agent: str) -> Candidate:
+        for c in self.candidates:
+            if c.agent == agent:
+                return c
+        raise KeyError(f"agent {agent!r} is not a candidate in step {self.index} (mode {self.mode})")
+
+
+class RouteTrace(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    format: int = TRACE_FORMAT
+    id: Optional[int] = None
+    handbook: str
+    handbook_id: Optional[int] = None
+    version: Optional[int] = None
+    version_id: Optional[int] = None
+    content_hash: str = ""
+    router: str
+    lam: float = Field(validation_alias=AliasChoices("lambda", "lam"), serialization_alias="lambda")
+    cost_unit: str = "normalised"
+    query: str
+    query_ref: Optional[str] = None  # the evidence query's id when the query is in the evidence
+    execution: str = "dry-run"
+    llm_backend: str = "offline"
+    options: dict = Field(default_factory=dict)
+    steps: list[StepTrace] = Field(default_factory=list)
+    chosen_agent: Optional[str] = None  # the agent of the last step (who produces the answer)
+    cause: str = ""
+    total_cost_usd: Optional[float] = None
+    outcome: Optional[float] = None  # replay/live: the last step's score
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def path(self) -> list[tuple[str, Optional[str]]]:
+        return [(s.mode, s.chosen) for s in self.steps]
+
+    def to_dict(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return self.model_dump_json(by_alias=True, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "RouteTrace":
+        return cls.model_validate_json(text)

@@ -1,0 +1,141 @@
+"""AppTest of the Graph page on the demo database: renders, filters change the figure, the node panel ranks agents."""
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from skillorchestra_core.db import session
+from skillorchestra_core.graph.service import load_version_data
+
+PAGE = "pages/graph.py"
+CHART = "graph:chart"
+
+
+def _open(app_path, handbook="demo-qa", node=None, **state):
+    at = AppTest.from_file(app_path, default_timeout=60)
+    at.query_params["handbook"] = handbook
+    if node:
+        at.query_params["node"] = node
+    for k, v in state.items():
+        at.session_state[k] = v
+    at.run()
+    return at.switch_page(PAGE).run()
+
+
+def _traces(at):
+    charts = at.get("plotly_chart")
+    assert charts, "no Plotly chart drawn"
+    return {t["name"]: t for t in json.loads(charts[0].proto.spec)["data"]}
+
+
+def _table(at, *columns):
+    """The first dataframe shown with all these columns (AppTest does not expose dataframe keys)."""
+    for d in at.dataframe:
+        if set(columns) <= set(d.value.columns):
+            return d.value
+    raise AssertionError(f"no dataframe with columns {columns}")
+
+
+def _ids(at, trace):
+    return sorted(_traces(at)[trace]["customdata"])
+
+
+@pytest.mark.parametrize("handbook", ["demo-qa", "demo-agents"])
+def test_graph_renders_every_demo_handbook(app_db, app_path, handbook):
+    at = _open(app_path, handbook)
+    assert not at.exception
+    assert at.title[0].value == "Graph"
+    with session(app_db) as s:
+        c = load_version_data(s, handbook, None).loaded.content
+    assert len(_ids(at, "skills")) == len(c.skills)
+    assert _ids(at, "agents") == sorted(f"agent:{a}" for a in {n for n, _ in c.agents})
+    assert any("showing" in cap.value for cap in at.caption)
+
+
+@pytest.mark.parametrize("view", ["Explore (physics)", "Hierarchy (DOT)"])
+def test_other_views(app_db, app_path, view):
+    at = _open(app_path, "demo-agents", **{"graph:view": view})
+    assert not at.exception
+    if view.startswith("Explore"):
+        proto = str(at.get("iframe")[0].proto)
+        assert "/app/static/vis-network.min.js" in proto and "cdnjs" not in proto
+    else:
+        assert "digraph handbook" in str(at.get("graphviz_chart")[0].proto)
+
+
+def test_mode_filter_changes_the_figure(app_db, app_path):
+    at = _open(app_path, "demo-agents")
+    before = _ids(at, "skills")
+    at.multiselect(key="graph:modes:demo-agents").set_value(["code"]).run()
+    assert not at.exception
+    after = _ids(at, "skills")
+    assert after and all(n.startswith("skill:code.") for n in after) and len(after) < len(before)
+    assert [m for m in _ids(at, "modes")] == ["mode:code"]
+
+
+def test_search_and_top_k_change_the_figure(app_db, app_path):
+    at = _open(app_path, "demo-qa")
+    all_edges = sum(len([x for x in t["x"] if x is not None]) // 2 for n, t in _traces(at).items()
+                    if n.startswith("mean "))
+    at.number_input(key="graph:top_k:demo-qa").set_value(1).run()
+    top1 = sum(len([x for x in t["x"] if x is not None]) // 2 for n, t in _traces(at).items()
+               if n.startswith("mean "))
+    assert top1 < all_edges
+    at.text_input(key="graph:q:demo-qa").set_value("arith").run()
+    assert not at.exception
+    skills = _ids(at, "skills")
+    assert "skill:answer.math.arithmetic" in skills and "skill:answer.math" in skills  # a hit and its parent
+    assert len(skills) < 22
+    assert at.selectbox(key="graph:hit:demo-qa").options  # the search-hit picker
+
+
+def test_collapsing_and_expanding_a_subtree(app_db, app_path):
+    at = _open(app_path, "demo-qa", **{"graph:depth:demo-qa": 0})
+    top = _ids(at, "skills")
+    assert top and all(n.count(".") == 1 for n in top)
+    assert any("(+" in t for t in _traces(at)["skills"]["text"])
+    at.query_params["node"] = "skill:answer.math"
+    at.run()
+    at.button(key="graph:expand").click().run()
+    assert not at.exception
+    assert "skill:answer.math.arithmetic" in _ids(at, "skills")
+    assert "skill:answer.code.python" not in _ids(at, "skills")
+
+
+def _expected_ranking(db_url, handbook, skill):
+    with session(db_url) as s:
+        comp = load_version_data(s, handbook, None).competence
+    rows = comp[comp["skill"] == skill].sort_values(["mean", "n", "agent"], ascending=[False, False, True])
+    return list(rows["agent"])
+
+
+def test_clicking_a_skill_opens_its_panel_with_agents_ranked(app_db, app_path):
+    at = _open(app_path, "demo-qa")
+    at.session_state[CHART] = {"selection": {"points": [{"curve_number": 7, "point_number": 0, "point_index": 0,
+                                                         "customdata": "skill:answer.math"}],
+                                             "point_indices": [0], "box": [], "lasso": []}}
+    at.run()
+    assert not at.exception
+    assert at.query_params["node"] == "skill:answer.math"
+    assert any(h.value.startswith("Skill · ") and "Math" in h.value for h in at.subheader)
+    table = _table(at, "rank", "agent", "mean", "ci_low", "ci_high")
+    assert list(table["agent"]) == _expected_ranking(app_db, "demo-qa", "answer.math")
+    assert list(table["rank"]) == list(range(1, len(table) + 1))
+    assert (table["ci_low"] <= table["mean"]).all() and (table["mean"] <= table["ci_high"]).all()
+
+
+def test_shared_url_opens_an_agent_panel(app_db, app_path):
+    at = _open(app_path, "demo-agents", node="agent:search-1")
+    assert not at.exception
+    assert any(h.value == "Agent · search\\-1" for h in at.subheader)
+    costs = _table(at, "mode", "cost per call (USD)")
+    assert list(costs["mode"]) and (costs["cost per call (USD)"] >= 0).all()
+    skills = _table(at, "rank", "skill", "mean")
+    assert list(skills["mean"]) == sorted(skills["mean"], reverse=True)
+
+
+def test_unknown_node_in_the_url_is_harmless(app_db, app_path):
+    at = _open(app_path, "demo-qa", node="skill:nope")
+    assert not at.exception
+    assert any("Click a node" in i.value for i in at.info)

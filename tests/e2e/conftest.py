@@ -1,0 +1,263 @@
+"""End-to-end harness: a real `streamlit run` on a free loopback port over a temporary demo database, driven by
+Playwright in Debian's chromium (never a downloaded browser).
+
+Fixtures for every e2e test module:
+- `app_server` (session): base URL of the running app, e.g. "http://127.0.0.1:43817".
+- `launch_app` (session): `launch_app(db_url)` starts one more app server on another database, returns its URL.
+- `e2e_db_url` (session): the SQLAlchemy URL of the app's temporary database (demo + an escaping probe handbook).
+- `browser` (session): a headless chromium Browser.
+- `page`: a fresh Page (1400x1000) whose requests are all recorded; the test fails if any request leaves the app
+  origin (data:, blob:, about: are fine). `page.external_requests` lists offenders so far, and
+  `page.dialogs` lists any JS dialogs (alert/confirm) that fired; dialogs are dismissed.
+- `screenshot(page, name)`: saves artifacts/screenshots/<name>.png under the repo root and returns the path.
+- `wait_for_app(page)`: waits until Streamlit has finished running the script and lazy parts have loaded.
+- `escape_probe` (session): the handbook in the app's database whose skill name is `<img src=x onerror=alert(1)>`.
+- `warm_up` (session): `warm_up(base_url)` opens a server's entry page once. `page` does this for `app_server`: on a
+  fresh server, a first request straight to a deep link (/graph) runs pages/graph.py as a legacy `pages/` page
+  without app.py until app.py has run once.
+
+All tests in tests/e2e are marked `e2e` and skip, with the reason, when /usr/bin/chromium is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic", "--disable-default-apps",
+                 "--disable-features=Translate,OptimizationHints,MediaRouter"]
+# The handbook with markup in a skill name, for the escaping checks (sorts after the demo handbooks).
+ESCAPE_HANDBOOK = "escape-probe"
+XSS_LABEL = "<img src=x onerror=alert(1)>"
+XSS_QUERY = "<script>alert(2)</script> what is 2+2?"
+XSS_SKILL = "answer.img_src_x_onerror_alert_1"  # the key ingest derives from XSS_LABEL
+_LOCAL_SCHEMES = ("data:", "blob:", "about:")
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).resolve().parent
+    skip = pytest.mark.skip(reason=f"e2e tests need Debian chromium at {CHROMIUM} (apt-get install chromium); "
+                                   "no browser is downloaded")
+    for item in items:
+        if here in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.e2e)
+            if not os.path.exists(CHROMIUM):
+                item.add_marker(skip)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _copy_db(src: Path, dst: Path) -> None:
+    a, b = sqlite3.connect(src), sqlite3.connect(dst)
+    a.backup(b)
+    a.close()
+    b.close()
+
+
+def _add_escape_probe(url: str) -> None:
+    """A small handbook whose skill name, description and query text carry markup that must show as text."""
+    from skillorchestra_core.db import dispose_engines, session
+    from skillorchestra_core.evidence.ingest import OutcomeRow, ingest_outcomes
+
+    rows, line = [], 0
+    for q in range(4):
+        for agent, score in (("agent-a", float(q != 1)), ("agent-b", float(q % 2 == 0))):
+            line += 1
+            rows.append(OutcomeRow(line=line, query_id=f"q{q}", query=f"{XSS_QUERY} #{q}" if q == 0 else f"plain {q}",
+                                   agent=agent, score=score, task=XSS_LABEL if q < 3 else "<b>bold</b> & co"))
+    with session(url) as s:
+        ingest_outcomes(s, ESCAPE_HANDBOOK, rows, source_label="e2e-escape", skills_from_task=True,
+                        description="Markup in names must render as text.", synthetic=True)
+        s.commit()
+    dispose_engines()
+
+
+@pytest.fixture(scope="session")
+def e2e_db_url(demo_db_file, tmp_path_factory) -> str:
+    """A copy of the demo database (built once per run by tests/conftest.py) plus the escaping probe handbook."""
+    target = tmp_path_factory.mktemp("e2e") / "e2e.db"
+    _copy_db(demo_db_file, target)
+    url = f"sqlite:///{target}"
+    _add_escape_probe(url)
+    return url
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as resp:
+                if resp.read().strip() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.25)
+    raise RuntimeError(f"streamlit was not healthy after {timeout:.0f}s:\n{log.read_text()[-3000:]}")
+
+
+class AppLauncher:
+    """Starts `streamlit run app.py` subprocesses on free loopback ports; stops them all at the end."""
+
+    def __init__(self, log_dir: Path):
+        self.log_dir = log_dir
+        self.procs: list[subprocess.Popen] = []
+
+    def __call__(self, db_url: str) -> str:
+        port = _free_port()
+        log = self.log_dir / f"streamlit-{port}.log"
+        env = {**os.environ, "SKILLORCHESTRA_DB_URL": db_url, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+               "LITELLM_OFFLINE_MODE": "true", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+               "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--server.fileWatcherType", "none"]
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        self.procs.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        _wait_healthy(url, proc, log)
+        APP_ORIGINS.add(url)
+        return url
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+
+
+APP_ORIGINS: set[str] = set()
+
+
+@pytest.fixture(scope="session")
+def launch_app(tmp_path_factory):
+    """`launch_app(db_url) -> base URL`: another app server (e.g. on a bigger database), stopped at session end."""
+    launcher = AppLauncher(tmp_path_factory.mktemp("e2e-log"))
+    yield launcher
+    launcher.stop()
+
+
+@pytest.fixture(scope="session")
+def app_server(e2e_db_url, launch_app):
+    return launch_app(e2e_db_url)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _warm_up(browser, base_url: str) -> str:
+    """Open the entry page once per server. Until app.py has run st.navigation once, a fresh server maps a deep
+    link such as /graph to pages/graph.py as a legacy page (without app.py's sidebar); one visit fixes that."""
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.goto(base_url)
+    pg.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=60_000)
+    pg.locator('[data-testid="stSidebarNav"]').wait_for(timeout=30_000)
+    context.close()
+    return base_url
+
+
+@pytest.fixture(scope="session")
+def warm_app(browser, app_server):
+    return _warm_up(browser, app_server)
+
+
+@pytest.fixture(scope="session")
+def warm_up(browser):
+    """`warm_up(base_url)`: the same first visit for a server started with `launch_app`."""
+    return lambda base_url: _warm_up(browser, base_url)
+
+
+@pytest.fixture
+def page(browser, app_server, warm_app):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    pg.requests = []
+    pg.external_requests = []
+    pg.dialogs = []
+
+    def on_request(req):
+        pg.requests.append(req.url)
+        origin = "/".join(req.url.split("/", 3)[:3])
+        if not (origin in APP_ORIGINS or req.url.startswith(_LOCAL_SCHEMES)):
+            pg.external_requests.append(req.url)
+
+    def on_dialog(dialog):
+        pg.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    pg.on("request", on_request)
+    pg.on("dialog", on_dialog)
+    yield pg
+    external = list(pg.external_requests)
+    context.close()
+    assert not external, f"the page made requests outside the app origin {app_server}: {external[:10]}"
+
+
+def wait_for_app(pg, timeout: float = 30_000) -> None:
+    """Wait until the script run is over (stApp's data-test-script-state) and no skeleton placeholder is left.
+
+    (Not "networkidle": a page holding a srcdoc iframe never reaches it in chromium.)"""
+    pg.wait_for_timeout(250)
+    pg.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=timeout)
+    pg.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=timeout)
+    pg.wait_for_timeout(500)
+
+
+def screenshot(pg, name: str) -> Path:
+    """Save the whole app (Streamlit scrolls inside its main block, so the viewport is grown to fit it first)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    size = pg.viewport_size or {"width": 1400, "height": 1000}
+    height = pg.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                         " return m ? m.scrollHeight : document.body.scrollHeight; }")
+    pg.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), 5000))})
+    pg.wait_for_timeout(400)
+    pg.screenshot(path=str(path), full_page=True)
+    pg.set_viewport_size(size)
+    return path
+
+
+@pytest.fixture(scope="session")
+def escape_probe():
+    """Names in the app's database that carry markup: handbook, label (a skill name), skill (its key), query."""
+    return SimpleNamespace(handbook=ESCAPE_HANDBOOK, label=XSS_LABEL, skill=XSS_SKILL, query=XSS_QUERY)
+
+
+@pytest.fixture(name="screenshot")
+def screenshot_fixture():
+    return screenshot
+
+
+@pytest.fixture(name="wait_for_app")
+def wait_for_app_fixture():
+    return wait_for_app

@@ -1,0 +1,166 @@
+"""E2E: the handbook explorer (Graph and Posteriors pages) in a real browser (Debian chromium).
+
+Every test also checks, through the `page` fixture, that the page made no request outside the app origin.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+import pytest
+
+PLOTLY = ".js-plotly-plot"
+CANVAS_PIXELS = """c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }"""
+
+
+def _open(page, app_server, wait_for_app, path: str) -> None:
+    page.goto(app_server + path)
+    wait_for_app(page)
+
+
+def _node_trace(page, name: str):
+    """The Plotly trace group of the graph's node trace `name` (modes, skills, agents: the last three traces)."""
+    order = {"modes": 3, "skills": 2, "agents": 1}[name]
+    traces = page.locator(f"{PLOTLY} .scatterlayer .trace")
+    return traces.nth(traces.count() - order)
+
+
+def _choose_view(page, name: str) -> None:
+    page.locator('[data-testid="stButtonGroup"]').get_by_text(name, exact=True).click()
+
+
+def test_overview_loads(page, app_server, wait_for_app, screenshot):
+    _open(page, app_server, wait_for_app, "/")
+    page.get_by_role("heading", name="SkillOrchestra Studio").wait_for()
+    screenshot(page, "overview")
+
+
+def test_graph_page_draws(page, app_server, wait_for_app, screenshot):
+    _open(page, app_server, wait_for_app, "/graph?handbook=demo-qa")
+    page.get_by_role("heading", name="Graph").wait_for()
+    page.locator(f"{PLOTLY} .scatterlayer .trace").first.wait_for()
+    assert page.locator(f"{PLOTLY} .scatterlayer .trace").count() >= 6
+    assert _node_trace(page, "skills").locator("path.point").count() >= 7
+    assert _node_trace(page, "agents").locator("path.point").count() == 6
+    assert page.locator(f"{PLOTLY} .textpoint").count() > 10  # node labels are drawn
+    screenshot(page, "graph")
+
+
+def test_clicking_a_plotly_node_opens_its_panel(page, app_server, wait_for_app, screenshot):
+    _open(page, app_server, wait_for_app, "/graph?handbook=demo-qa")
+    point = _node_trace(page, "skills").locator("path.point").first
+    point.wait_for()
+    box = point.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.get_by_role("heading", name=re.compile(r"^Skill · ")).wait_for()
+    wait_for_app(page)
+    assert "node=skill" in unquote(page.url)
+    page.get_by_text("Agents ranked by posterior mean").wait_for()
+    assert page.locator('[data-testid="stDataFrame"]').count() >= 1
+    screenshot(page, "graph-node-panel")
+
+
+def test_shared_url_opens_the_node(page, app_server, wait_for_app):
+    _open(page, app_server, wait_for_app, "/graph?handbook=demo-agents&node=agent:search-1")
+    page.get_by_role("heading", name="Agent · search-1").wait_for()
+    page.get_by_text("Cost per call by mode").wait_for()
+
+
+def test_explore_view_draws_offline(page, app_server, wait_for_app, screenshot):
+    _open(page, app_server, wait_for_app, "/graph?handbook=demo-qa")
+    _choose_view(page, "Explore (physics)")
+    wait_for_app(page)
+    frame = page.frame_locator("iframe[title='Mode-skill-agent graph (physics)']")
+    canvas = frame.locator("#mynetwork canvas")
+    canvas.wait_for()
+    page.wait_for_timeout(1500)
+    assert canvas.evaluate(CANVAS_PIXELS) > 1000
+    assert any(u.endswith("/app/static/vis-network.min.js") for u in page.requests)
+    screenshot(page, "graph-explore")
+
+
+def test_posteriors_page_draws_its_plots(page, app_server, wait_for_app, screenshot):
+    _open(page, app_server, wait_for_app, "/posteriors?handbook=demo-qa")
+    page.get_by_role("heading", name="Posteriors").wait_for()
+    page.locator(f"{PLOTLY} .scatterlayer .trace").first.wait_for()
+    assert page.locator(f"{PLOTLY} .scatterlayer .trace path.point").count() > 10  # forest markers
+    screenshot(page, "posteriors-forest")
+    page.get_by_role("tab", name="Densities").click()
+    page.locator(f"{PLOTLY} .scatterlayer .trace .js-line").first.wait_for(state="attached")
+    assert page.locator(f"{PLOTLY} .scatterlayer .js-fill").count() >= 1
+    screenshot(page, "posteriors-densities")
+    page.get_by_role("tab", name="Heatmap").click()
+    page.locator(f"{PLOTLY} .heatmaplayer image, {PLOTLY} .hm image").first.wait_for(state="attached")
+    screenshot(page, "posteriors-heatmap")
+    page.get_by_role("tab", name="Evidence").click()
+    page.get_by_text(re.compile(r"Page 1 of \d+")).wait_for()
+    screenshot(page, "posteriors-evidence")
+
+
+def test_markup_in_a_skill_name_renders_as_text(page, app_server, wait_for_app, screenshot, escape_probe):
+    hb, label_text = escape_probe.handbook, escape_probe.label
+    _open(page, app_server, wait_for_app, f"/graph?handbook={hb}")
+    label = page.locator(f"{PLOTLY} .textpoint text", has_text=label_text)
+    label.first.wait_for()
+    # Open its panel through the URL and through the Explore view: still text, no image element, no alert.
+    skill = f"skill:{escape_probe.skill}"
+    _open(page, app_server, wait_for_app, f"/graph?handbook={hb}&node={skill}")
+    page.get_by_role("heading", name=f"Skill · {label_text}").wait_for()
+    _choose_view(page, "Explore (physics)")
+    wait_for_app(page)
+    page.frame_locator("iframe").first.locator("#mynetwork canvas").wait_for()
+    page.wait_for_timeout(1000)
+    screenshot(page, "escaping-graph")
+    _open(page, app_server, wait_for_app, f"/posteriors?handbook={hb}&node={skill}")
+    page.get_by_role("tab", name="Evidence").click()
+    page.wait_for_timeout(500)
+    screenshot(page, "escaping-posteriors")
+    assert page.locator("img[src='x']").count() == 0
+    for frame in page.frames:
+        assert frame.locator("img[src='x']").count() == 0
+    assert page.dialogs == [], f"a dialog fired: {page.dialogs}"
+
+
+def test_hierarchy_view_draws_an_svg(page, app_server, wait_for_app, screenshot, escape_probe):
+    _open(page, app_server, wait_for_app, f"/graph?handbook={escape_probe.handbook}")
+    _choose_view(page, "Hierarchy (DOT)")
+    wait_for_app(page)
+    svg = page.locator('[data-testid="stGraphVizChart"] svg')
+    svg.wait_for()
+    assert svg.locator("g.node").count() >= 5  # mode, 2 skills, 2 agents
+    assert svg.locator("text", has_text=escape_probe.label).count() == 1  # shown as text, not markup
+    assert page.locator("img[src='x']").count() == 0 and page.dialogs == []
+    screenshot(page, "graph-hierarchy")
+
+
+@pytest.fixture(scope="module")
+def large_app(launch_app, warm_up, tmp_path_factory):
+    """A second server on a database with a generated 1,000-skill x 20-agent handbook."""
+    from skillorchestra_core.db import dispose_engines, session
+    from skillorchestra_core.graph.synthetic import SyntheticSpec, build_synthetic_handbook
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('large') / 'large.db'}"
+    with session(url) as s:
+        build_synthetic_handbook(s, SyntheticSpec(name="synthetic-large", n_skills=1000, n_agents=20,
+                                                  queries_per_leaf=1))
+        s.commit()
+    dispose_engines()
+    return warm_up(launch_app(url))
+
+
+def test_a_thousand_skills_stay_readable(page, large_app, wait_for_app, screenshot):
+    _open(page, large_app, wait_for_app, "/graph?handbook=synthetic-large")
+    page.get_by_text(re.compile(r"showing \d+ of 1000 skills")).wait_for()
+    shown = _node_trace(page, "skills").locator("path.point").count()
+    assert 5 <= shown <= 120, shown  # collapsed to the top level, not a hairball
+    screenshot(page, "graph-1000-skills")
+    box = page.get_by_label("Search skills and agents")
+    box.fill("s0042")
+    box.press("Enter")
+    wait_for_app(page)
+    page.get_by_text(re.compile(r"showing 2 of 1000 skills")).wait_for()
+    _open(page, large_app, wait_for_app, "/posteriors?handbook=synthetic-large")
+    page.locator(f"{PLOTLY} .scatterlayer .trace path.point").first.wait_for()
+    screenshot(page, "posteriors-1000-skills")
