@@ -33,7 +33,7 @@ def test_a_typed_query_is_routed_step_by_step(page, app_server, wait_for_app, sc
     page.goto(f"{app_server}/decisions")
     wait_for_app(page)
     page.get_by_role("heading", name="Decisions").wait_for()
-    page.get_by_text(QUESTION).first.wait_for()
+    page.locator('[data-testid="stText"]', has_text=QUESTION).first.wait_for()  # the opened trace's query
     page.get_by_text("Why not another agent?").wait_for()
     screenshot(page, "decisions")
 
@@ -42,6 +42,6 @@ def test_markup_in_a_query_renders_as_text(page, app_server, wait_for_app, escap
     _route(page, app_server, wait_for_app, escape_probe.handbook, escape_probe.query)
     wait_for_app(page)
     page.get_by_text("Step 1 · mode answer").first.wait_for()
-    page.get_by_text(escape_probe.query).first.wait_for()
+    page.locator('[data-testid="stText"]', has_text=escape_probe.query).first.wait_for()
     assert page.dialogs == []
     assert page.locator("main script, [data-testid='stMain'] img[src='x']").count() == 0
