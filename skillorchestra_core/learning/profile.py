@@ -41,9 +41,13 @@ def load_outcomes(s: Session, handbook_id: int, watermark: int) -> pd.DataFrame:
     return df
 
 
-def load_frames(s: Session, version: LoadedVersion) -> VersionFrames:
+def load_frames(s: Session, version: LoadedVersion, splits: tuple[str, ...] | None = None) -> VersionFrames:
+    """The version's evidence; `splits` keeps only queries of those splits (e.g. ("train",) to learn competence
+    with validation and test queries held out)."""
     c = version.content
     outcomes = load_outcomes(s, version.handbook_id, c.evidence_watermark)
+    if splits is not None:
+        outcomes = outcomes[outcomes["split"].isin(splits)].reset_index(drop=True)
     attributions = pd.DataFrame(
         [(q, m, k, w, by) for (q, m, k), (w, by) in c.attributions.items()],
         columns=["query_id", "mode", "skill", "weight", "attributed_by"],

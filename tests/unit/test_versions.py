@@ -58,3 +58,14 @@ def test_commit_refuses_inconsistent_content_and_audits_versions(db_session):
     assert created and version.number == 2 and version.parent_id == parent.id
     actions = db_session.exec(select(AuditLog.action).where(AuditLog.entity_id == version.id)).all()
     assert "version.create" in actions
+
+
+def test_frames_can_hold_out_validation_and_test_queries(db_session):
+    data = [OutcomeRow(i + 1, f"q{i}", f"text {i}", "a", 1.0, task="t", split=["train", "val", "test"][i % 3])
+            for i in range(9)]
+    ingest_outcomes(db_session, "hb", data, source_label="f.csv", skills_from_task=True)
+    v = load_version(db_session, "hb")
+    assert len(profile.load_frames(db_session, v).outcomes) == 9
+    train = profile.load_frames(db_session, v, splits=("train",))
+    assert set(train.outcomes["split"]) == {"train"} and len(train.outcomes) == 3
+    assert profile.competence(train)["n"].iloc[0] == 3
