@@ -2,10 +2,12 @@
 
 import streamlit as st
 
-from pages.components.context import open_session
+from pages.components.context import ensure_app_shell, open_session
 from pages.components.trace_view import download_trace, md, render_trace
 from skillorchestra_core.routing.explain import why_not
 from skillorchestra_core.routing.store import TraceFilter, list_traces, load_trace, trace_facets
+
+ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 st.title("Decisions")
 st.caption("Every routed query (playground, CLI, API with a database sink), newest first.")

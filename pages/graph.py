@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from pages.components.context import ensure_app_shell
 from pages.components.graph_controls import VIEWS, graph_controls
 from pages.components.graph_data import node_from_chart, open_from_widget, selected_data, selected_graph
 from pages.components.graph_panel import render_legend, render_node_panel
@@ -10,6 +11,8 @@ from skillorchestra_core.graph.render_dot import dot_source
 from skillorchestra_core.graph.render_plotly import plotly_figure
 from skillorchestra_core.graph.render_pyvis import pyvis_html
 from skillorchestra_core.graph.text import md_escape
+
+ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 CHART_KEY = "graph:chart"
 

@@ -3,9 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from pages.components.context import current_selection, open_session
+from pages.components.context import current_selection, ensure_app_shell, open_session
 from skillorchestra_core.handbook.overview import version_overview
 from skillorchestra_core.handbook.store import summarise_handbooks
+
+ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 st.title("SkillOrchestra Studio")
 st.caption("Curate the routing knowledge of a compound AI system: modes, skills, agent competence and cost.")

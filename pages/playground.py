@@ -4,12 +4,14 @@ import time
 
 import streamlit as st
 
-from pages.components.context import open_session
+from pages.components.context import ensure_app_shell, open_session
 from pages.components.trace_view import download_trace, render_header, render_step, render_trace, routing_selection
 from skillorchestra_core.handbook.store import list_versions
 from skillorchestra_core.routing.engine import EXECUTIONS, RouteOptions
 from skillorchestra_core.routing.service import evidence_queries, finish_route, router_choices, start_route
 from skillorchestra_core.routing.store import load_trace
+
+ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 st.title("Playground")
 st.caption("Type a question, route it with a handbook version, and see every step: mode, active skills, candidates, "

@@ -8,7 +8,6 @@ import re
 import streamlit as st
 
 from pages.components.context import Selection, current_selection
-
 from skillorchestra_core.routing.explain import choice_at, lambda_sensitive
 from skillorchestra_core.routing.trace import RouteTrace, StepTrace
 from skillorchestra_core.routing.views import (

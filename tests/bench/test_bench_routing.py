@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from support.reference_select import select_agent
 
 from skillorchestra_core.routing.activation import Activation
 from skillorchestra_core.routing.batch import batch_choose
@@ -21,7 +22,6 @@ from skillorchestra_core.routing.model import table_from_arrays
 from skillorchestra_core.routing.routers import SkillRouter
 from skillorchestra_core.routing.trace import ActiveSkill
 from skillorchestra_core.routing.utility import choose
-from support.reference_select import select_agent
 
 pytestmark = pytest.mark.bench
 

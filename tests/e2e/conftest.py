@@ -12,9 +12,8 @@ Fixtures for every e2e test module:
 - `screenshot(page, name)`: saves artifacts/screenshots/<name>.png under the repo root and returns the path.
 - `wait_for_app(page)`: waits until Streamlit has finished running the script and lazy parts have loaded.
 - `escape_probe` (session): the handbook in the app's database whose skill name is `<img src=x onerror=alert(1)>`.
-- `warm_up` (session): `warm_up(base_url)` opens a server's entry page once. `page` does this for `app_server`: on a
-  fresh server, a first request straight to a deep link (/graph) runs pages/graph.py as a legacy `pages/` page
-  without app.py until app.py has run once.
+- `warm_up` (session): `warm_up(base_url)` opens a server's entry page once, so the first test does not pay the
+  server's start-up. (A cold deep link works too: test_deep_link_e2e.py.)
 
 All tests in tests/e2e are marked `e2e` and skip, with the reason, when /usr/bin/chromium is absent.
 """
@@ -174,8 +173,7 @@ def browser():
 
 
 def _warm_up(browser, base_url: str) -> str:
-    """Open the entry page once per server. Until app.py has run st.navigation once, a fresh server maps a deep
-    link such as /graph to pages/graph.py as a legacy page (without app.py's sidebar); one visit fixes that."""
+    """Open the entry page once per server, so timing-sensitive tests do not pay the server's first run."""
     context = browser.new_context()
     pg = context.new_page()
     pg.goto(base_url)

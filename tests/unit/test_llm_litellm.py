@@ -2,11 +2,11 @@
 
 import pytest
 from pydantic import BaseModel
+from support.fake_openai import FakeOpenAI
+from support.handbooks import routing_models
 
 from skillorchestra_core.llm import LiteLlmClient, LlmError, ask_structured
 from skillorchestra_core.routing.engine import RouteOptions, route
-from support.fake_openai import FakeOpenAI
-from support.handbooks import routing_models
 
 
 class Verdict(BaseModel):

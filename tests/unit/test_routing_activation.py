@@ -1,12 +1,12 @@
 """Skill activation: the offline retriever, and the LLM path with the fake client (validation, re-ask, fallback)."""
 
 import pytest
+from support.handbooks import routing_models
 
 from skillorchestra_core.llm import FakeLlm, LlmError, OfflineLlm
 from skillorchestra_core.routing.activation import activate, retriever
 from skillorchestra_core.routing.engine import RouteOptions, route
 from skillorchestra_core.routing.retriever import TfidfIndex, tokenize
-from support.handbooks import routing_models
 
 HISTORY_Q = "Which emperor ruled Rome in the year 200?"
 

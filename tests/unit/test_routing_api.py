@@ -5,11 +5,11 @@ import json
 import warnings
 
 import pytest
+from support.handbooks import routing_models
 from typer.testing import CliRunner
 
 from skillorchestra_core.routing.api import DatabaseTraceSink, HandbookRouter, JsonlTraceSink
 from skillorchestra_core.routing.litellm_integration import HandbookRoutingStrategy, query_text
-from support.handbooks import routing_models
 
 ROME = "Which emperor ruled Rome in the year 2500?"
 

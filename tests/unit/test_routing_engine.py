@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from support.handbooks import routing_models
 
 from skillorchestra_core.llm import FakeLlm, OfflineLlm
 from skillorchestra_core.routing.activation import Activation
@@ -21,7 +22,6 @@ from skillorchestra_core.routing.views import (
     steps_frame,
     utility_figure,
 )
-from support.handbooks import routing_models
 
 IN_EVIDENCE = "Which emperor ruled Rome in the year 500?"  # history-2: big, mid and small all succeeded
 NEW = "Which emperor ruled Rome in the year 2500?"

@@ -1,11 +1,11 @@
 """Multi-mode stepping: the offline mode policy from evidence paths, the LLM orchestrator and its fallback."""
 
 import pytest
+from support.handbooks import routing_models
 
 from skillorchestra_core.llm import FakeLlm
 from skillorchestra_core.routing.engine import RouteOptions, RouteRun, route
 from skillorchestra_core.routing.modes import offline_plan
-from support.handbooks import routing_models
 
 DATES_Q = "How many years passed between the founding of Alba and the death of Dova?"  # in the evidence (train)
 NEW_Q = "How many years passed between the founding of Alba and the death of Gala?"

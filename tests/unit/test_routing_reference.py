@@ -4,13 +4,13 @@ import random
 
 import numpy as np
 import pytest
+from support.reference_select import select_agent
 
 from skillorchestra_core.routing.activation import Activation
 from skillorchestra_core.routing.engine import RouteOptions, decide_step
 from skillorchestra_core.routing.model import table_from_arrays
 from skillorchestra_core.routing.reference import reference_choice
 from skillorchestra_core.routing.trace import ActiveSkill
-from support.reference_select import select_agent
 
 
 def _act(**weights):
