@@ -15,12 +15,16 @@ def _route(page, app_server, wait_for_app, handbook: str, query: str) -> None:
     box.press("Control+Enter")
     wait_for_app(page)
     page.get_by_role("button", name="Route").click()
+    page.locator('[data-testid="stApp"][data-test-script-state="running"]').or_(
+        page.get_by_text("Step 1 · mode").first).first.wait_for(timeout=30_000)
 
 
 def test_a_typed_query_is_routed_step_by_step(page, app_server, wait_for_app, screenshot):
     _route(page, app_server, wait_for_app, "demo-agents", QUESTION)
     # The first step shows while the later ones are still being decided (a pause separates them).
     page.get_by_text("Step 1 · mode search").first.wait_for(timeout=30_000)
+    # The stored trace replaces the live steps at the end of the run: its export button marks that moment.
+    page.get_by_role("button", name="Export trace (JSON)").wait_for(timeout=60_000)
     wait_for_app(page)
     for text in ("Step 1 · mode search", "Step 2 · mode code", "Step 3 · mode answer"):
         page.get_by_text(text).first.wait_for()
