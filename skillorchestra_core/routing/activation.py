@@ -46,7 +46,7 @@ class SkillRetriever:
     def __init__(self, model: RoutingModel, mode: str):
         table = model.table(mode)
         docs = [model.skills[k] for k in table.skills if k in model.skills]
-        parents = {d.parent for d in docs if d.parent} | {k.rsplit(".", 1)[0] for k in table.skills if "." in k}
+        parents = {d.parent_key for d in docs if d.parent_key} | {k.rsplit(".", 1)[0] for k in table.skills if "." in k}
         self.leaves = [d.key for d in docs if d.key not in parents] or [d.key for d in docs]
         self.names = {d.key: d.name or d.key for d in docs}
         self.profiles = TfidfIndex([

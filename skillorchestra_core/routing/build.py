@@ -12,6 +12,7 @@ from sqlmodel import Session
 
 from skillorchestra_core.db.models import Query
 from skillorchestra_core.evidence.costs import call_cost
+from skillorchestra_core.handbook.content import SkillSpec
 from skillorchestra_core.handbook.store import LoadedVersion, load_version, load_version_by_id
 from skillorchestra_core.learning import profile
 from skillorchestra_core.learning.competence import PriorConfig
@@ -19,7 +20,6 @@ from skillorchestra_core.routing.model import (
     EvidenceIndex,
     PathEvidence,
     RoutingModel,
-    SkillDoc,
     mode_table_from_frames,
 )
 from skillorchestra_core.settings import get_settings
@@ -48,7 +48,7 @@ def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | 
             spec = c.modes[name]
             modes[name] = mode_table_from_frames(name, comp, costs, frames.agents, frames.outcomes,
                                                  spec.description, spec.insights)
-    skills = {k.key: SkillDoc(k.key, k.mode, k.name, k.description, list(k.indicators), list(k.examples),
+    skills = {k.key: SkillSpec(k.key, k.mode, k.name, k.description, list(k.indicators), list(k.examples),
                               k.parent_key) for k in c.skills.values()}
     queries = pd.read_sql(select(Query.id, Query.ext_id, Query.text, Query.split)
                           .where(Query.handbook_id == loaded.handbook_id), s.connection())

@@ -11,18 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from skillorchestra_core.handbook.content import SkillSpec
 from skillorchestra_core.routing.utility import normalised_costs, tie_ranks
-
-
-@dataclass
-class SkillDoc:
-    key: str
-    mode: str
-    name: str = ""
-    description: str = ""
-    indicators: list[str] = field(default_factory=list)
-    examples: list[str] = field(default_factory=list)
-    parent: str | None = None
 
 
 @dataclass
@@ -105,7 +95,7 @@ class RoutingModel:
     version: int | None
     content_hash: str
     modes: dict[str, ModeTable]
-    skills: dict[str, SkillDoc]
+    skills: dict[str, SkillSpec]
     handbook_id: int | None = None
     version_id: int | None = None
     synthetic: bool = False

@@ -18,7 +18,8 @@ import numpy as np
 from scipy import stats
 
 from skillorchestra_core.errors import StudioError
-from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel, SkillDoc
+from skillorchestra_core.handbook.content import SkillSpec
+from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel
 
 SNAPSHOT_FORMAT = "skillorchestra-routing-snapshot"
 _ARRAYS = ("mean", "ci_low", "ci_high", "alpha", "beta", "n", "successes", "cost", "general", "overall_rate",
@@ -60,7 +61,7 @@ def from_snapshot(data: dict[str, Any]) -> RoutingModel:
     paths = data.get("paths")
     return RoutingModel(
         handbook=data["handbook"], version=data.get("version"), content_hash=data.get("content_hash", ""),
-        modes=modes, skills={k: SkillDoc(**v) for k, v in data["skills"].items()}, synthetic=data.get("synthetic", False),
+        modes=modes, skills={k: SkillSpec(**v) for k, v in data["skills"].items()}, synthetic=data.get("synthetic", False),
         skill_queries=[(t, m, dict(w)) for t, m, w in data.get("skill_queries", [])],
         paths=PathEvidence(paths["texts"], paths["paths"], np.array(paths["success"], float)) if paths else None,
         settings=dict(data.get("settings", {})))
@@ -74,7 +75,7 @@ def from_reference_handbook(data: dict[str, Any], name: str = "reference-handboo
     studio = meta.get("studio") or {}
     skills = {}
     for sid, s in data.get("skills", {}).items():
-        skills[sid] = SkillDoc(sid, s.get("mode", ""), s.get("name", ""), s.get("description", ""),
+        skills[sid] = SkillSpec(sid, s.get("mode", ""), s.get("name", ""), s.get("description", ""),
                                list(s.get("indicators", [])), list(s.get("examples", [])), s.get("parent_skill_id"))
     index = data.get("mode_skill_index") or {}
     modes = {}

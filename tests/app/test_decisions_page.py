@@ -1,7 +1,6 @@
 """AppTest of the Decisions page: stored traces, filters, the step view and "why not agent B?"."""
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from skillorchestra_core.routing.engine import RouteOptions
 
@@ -26,16 +25,13 @@ def stored(app_db):
     return ids
 
 
-def _open(app_path, **params):
-    at = AppTest.from_file(app_path, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    return at.switch_page("pages/decisions.py").run()
+@pytest.fixture
+def open_at(open_page):
+    return lambda **params: open_page("pages/decisions.py", params)
 
 
-def test_decisions_lists_every_trace_and_opens_the_newest(stored, app_path):
-    at = _open(app_path)
+def test_decisions_lists_every_trace_and_opens_the_newest(stored, open_at):
+    at = open_at()
     assert not at.exception
     assert at.title[0].value == "Decisions"
     table = at.dataframe[0].value
@@ -45,8 +41,8 @@ def test_decisions_lists_every_trace_and_opens_the_newest(stored, app_path):
     assert {m.label for m in at.metric} >= {"Chosen agent", "Margin", "Lambda interval"}
 
 
-def test_filters_narrow_the_list(stored, app_path):
-    at = _open(app_path)
+def test_filters_narrow_the_list(stored, open_at):
+    at = open_at()
     at.selectbox(key="dec:handbook").set_value("demo-qa").run()
     assert set(at.dataframe[0].value["handbook"]) == {"demo-qa"}
     at.selectbox(key="dec:cause").set_value("cheapest").run()
@@ -56,8 +52,8 @@ def test_filters_narrow_the_list(stored, app_path):
     assert any("No stored decision" in i.value for i in at.info)
 
 
-def test_deep_link_opens_a_trace_and_why_not_explains_the_rival(stored, app_path):
-    at = _open(app_path, trace=str(stored["skill"]))
+def test_deep_link_opens_a_trace_and_why_not_explains_the_rival(stored, open_at):
+    at = open_at(trace=str(stored["skill"]))
     assert not at.exception
     assert at.selectbox(key="dec:open").value == stored["skill"]
     agent_box = at.selectbox(key=f"dec:why:agent:{stored['skill']}:0")
@@ -66,13 +62,13 @@ def test_deep_link_opens_a_trace_and_why_not_explains_the_rival(stored, app_path
     assert f"{rival} trails by" in text and "Competence:" in text and "Lambda:" in text
 
 
-def test_what_if_lambda_recomputes_the_choice(stored, app_db, app_path):
+def test_what_if_lambda_recomputes_the_choice(stored, app_db, open_at):
     from skillorchestra_core.db import session
     from skillorchestra_core.routing.store import load_trace
 
     with session(app_db) as s:
         step = load_trace(s, stored["skill"]).steps[0]
-    at = _open(app_path, trace=str(stored["skill"]))
+    at = open_at(trace=str(stored["skill"]))
     high = step.lambda_interval.high
     at.slider(key=f"dec:lam:{stored['skill']}").set_value(round(high + 0.005, 3)).run()
     assert not at.exception
@@ -80,7 +76,7 @@ def test_what_if_lambda_recomputes_the_choice(stored, app_db, app_path):
     assert step.lambda_interval.above in warnings
 
 
-def test_decisions_page_without_traces(app_db, app_path):
-    at = _open(app_path)
+def test_decisions_page_without_traces(app_db, open_at):
+    at = open_at()
     assert not at.exception
     assert any("No stored decision" in i.value for i in at.info)

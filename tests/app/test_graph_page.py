@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from skillorchestra_core.db import session
 from skillorchestra_core.graph.service import load_version_data
@@ -12,15 +11,12 @@ PAGE = "pages/graph.py"
 CHART = "graph:chart"
 
 
-def _open(app_path, handbook="demo-qa", node=None, **state):
-    at = AppTest.from_file(app_path, default_timeout=60)
-    at.query_params["handbook"] = handbook
-    if node:
-        at.query_params["node"] = node
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()
-    return at.switch_page(PAGE).run()
+@pytest.fixture
+def open_at(open_page):
+    def _open(handbook="demo-qa", node=None, **state):
+        params = {"handbook": handbook} | ({"node": node} if node else {})
+        return open_page(PAGE, params, state)
+    return _open
 
 
 def _traces(at):
@@ -42,8 +38,8 @@ def _ids(at, trace):
 
 
 @pytest.mark.parametrize("handbook", ["demo-qa", "demo-agents"])
-def test_graph_renders_every_demo_handbook(app_db, app_path, handbook):
-    at = _open(app_path, handbook)
+def test_graph_renders_every_demo_handbook(app_db, open_at, handbook):
+    at = open_at(handbook)
     assert not at.exception
     assert at.title[0].value == "Graph"
     with session(app_db) as s:
@@ -54,8 +50,8 @@ def test_graph_renders_every_demo_handbook(app_db, app_path, handbook):
 
 
 @pytest.mark.parametrize("view", ["Explore (physics)", "Hierarchy (DOT)"])
-def test_other_views(app_db, app_path, view):
-    at = _open(app_path, "demo-agents", **{"graph:view": view})
+def test_other_views(app_db, open_at, view):
+    at = open_at("demo-agents", **{"graph:view": view})
     assert not at.exception
     if view.startswith("Explore"):
         proto = str(at.get("iframe")[0].proto)
@@ -64,8 +60,8 @@ def test_other_views(app_db, app_path, view):
         assert "digraph handbook" in str(at.get("graphviz_chart")[0].proto)
 
 
-def test_mode_filter_changes_the_figure(app_db, app_path):
-    at = _open(app_path, "demo-agents")
+def test_mode_filter_changes_the_figure(app_db, open_at):
+    at = open_at("demo-agents")
     before = _ids(at, "skills")
     at.multiselect(key="graph:modes:demo-agents").set_value(["code"]).run()
     assert not at.exception
@@ -74,8 +70,8 @@ def test_mode_filter_changes_the_figure(app_db, app_path):
     assert [m for m in _ids(at, "modes")] == ["mode:code"]
 
 
-def test_search_and_top_k_change_the_figure(app_db, app_path):
-    at = _open(app_path, "demo-qa")
+def test_search_and_top_k_change_the_figure(app_db, open_at):
+    at = open_at("demo-qa")
     all_edges = sum(len([x for x in t["x"] if x is not None]) // 2 for n, t in _traces(at).items()
                     if n.startswith("mean "))
     at.number_input(key="graph:top_k:demo-qa").set_value(1).run()
@@ -90,8 +86,8 @@ def test_search_and_top_k_change_the_figure(app_db, app_path):
     assert at.selectbox(key="graph:hit:demo-qa").options  # the search-hit picker
 
 
-def test_collapsing_and_expanding_a_subtree(app_db, app_path):
-    at = _open(app_path, "demo-qa", **{"graph:depth:demo-qa": 0})
+def test_collapsing_and_expanding_a_subtree(app_db, open_at):
+    at = open_at("demo-qa", **{"graph:depth:demo-qa": 0})
     top = _ids(at, "skills")
     assert top and all(n.count(".") == 1 for n in top)
     assert any("(+" in t for t in _traces(at)["skills"]["text"])
@@ -110,8 +106,8 @@ def _expected_ranking(db_url, handbook, skill):
     return list(rows["agent"])
 
 
-def test_clicking_a_skill_opens_its_panel_with_agents_ranked(app_db, app_path):
-    at = _open(app_path, "demo-qa")
+def test_clicking_a_skill_opens_its_panel_with_agents_ranked(app_db, open_at):
+    at = open_at("demo-qa")
     at.session_state[CHART] = {"selection": {"points": [{"curve_number": 7, "point_number": 0, "point_index": 0,
                                                          "customdata": "skill:answer.math"}],
                                              "point_indices": [0], "box": [], "lasso": []}}
@@ -125,8 +121,8 @@ def test_clicking_a_skill_opens_its_panel_with_agents_ranked(app_db, app_path):
     assert (table["ci_low"] <= table["mean"]).all() and (table["mean"] <= table["ci_high"]).all()
 
 
-def test_shared_url_opens_an_agent_panel(app_db, app_path):
-    at = _open(app_path, "demo-agents", node="agent:search-1")
+def test_shared_url_opens_an_agent_panel(app_db, open_at):
+    at = open_at("demo-agents", node="agent:search-1")
     assert not at.exception
     assert any(h.value == "Agent · search\\-1" for h in at.subheader)
     costs = _table(at, "mode", "cost per call (USD)")
@@ -135,7 +131,7 @@ def test_shared_url_opens_an_agent_panel(app_db, app_path):
     assert list(skills["mean"]) == sorted(skills["mean"], reverse=True)
 
 
-def test_unknown_node_in_the_url_is_harmless(app_db, app_path):
-    at = _open(app_path, "demo-qa", node="skill:nope")
+def test_unknown_node_in_the_url_is_harmless(app_db, open_at):
+    at = open_at("demo-qa", node="skill:nope")
     assert not at.exception
     assert any("Click a node" in i.value for i in at.info)

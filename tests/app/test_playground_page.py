@@ -2,22 +2,18 @@
 
 import json
 
-from streamlit.testing.v1 import AppTest
+import pytest
 
 QUESTION = "How many years passed between the founding of the harbour of Turku and the death of its first mayor?"
 
 
-def _open(app_path, handbook="demo-qa", **state):
-    at = AppTest.from_file(app_path, default_timeout=60)
-    at.query_params["handbook"] = handbook
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()  # the entry script first: it runs the sidebar picker the page reads
-    return at.switch_page("pages/playground.py").run()
+@pytest.fixture
+def open_at(open_page):
+    return lambda handbook="demo-qa", **state: open_page("pages/playground.py", {"handbook": handbook}, state)
 
 
-def test_playground_routes_a_typed_query_and_shows_every_step(app_db, app_path):
-    at = _open(app_path, handbook="demo-agents")
+def test_playground_routes_a_typed_query_and_shows_every_step(app_db, open_at):
+    at = open_at(handbook="demo-agents")
     assert not at.exception
     assert at.title[0].value == "Playground"
     at.toggle(key="pg:animate").set_value(False)
@@ -36,11 +32,11 @@ def test_playground_routes_a_typed_query_and_shows_every_step(app_db, app_path):
     assert len(at.session_state["pg:trace_ids"]) == 1
 
 
-def test_moving_lambda_changes_the_choice_at_the_predicted_point(app_db, app_path):
+def test_moving_lambda_changes_the_choice_at_the_predicted_point(app_db, open_at):
     from skillorchestra_core.db import session
     from skillorchestra_core.routing.store import load_trace
 
-    at = _open(app_path, **{"pg:animate": False})
+    at = open_at(**{"pg:animate": False})
     question = at.selectbox(key="pg:example").options[1]
     at.selectbox(key="pg:example").set_value(question).run()
     assert at.text_area(key="pg:query").value == question
@@ -57,8 +53,8 @@ def test_moving_lambda_changes_the_choice_at_the_predicted_point(app_db, app_pat
     assert any(step.lambda_interval.above in w.value and "would be chosen" in w.value for w in at.warning)
 
 
-def test_compare_two_routers_side_by_side_and_export(app_db, app_path):
-    at = _open(app_path, **{"pg:animate": False})
+def test_compare_two_routers_side_by_side_and_export(app_db, open_at):
+    at = open_at(**{"pg:animate": False})
     at.text_area(key="pg:query").set_value("Which emperor ruled Rome after the fall of Carthage?")
     at.radio(key="pg:compare").set_value("another router").run()
     at.selectbox(key="pg:router2").set_value("cheapest")
@@ -69,8 +65,8 @@ def test_compare_two_routers_side_by_side_and_export(app_db, app_path):
     assert any(b.label == "Export trace (JSON)" for b in at.get("download_button"))
 
 
-def test_playground_reports_an_empty_query_without_routing(app_db, app_path):
-    at = _open(app_path)
+def test_playground_reports_an_empty_query_without_routing(app_db, open_at):
+    at = open_at()
     at.button(key="pg:route").click().run()
     assert not at.exception
     assert any("Type a query" in w.value for w in at.warning)

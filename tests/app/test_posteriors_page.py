@@ -4,20 +4,16 @@ import json
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 PAGE = "pages/posteriors.py"
 
 
-def _open(app_path, handbook="demo-qa", node=None, **state):
-    at = AppTest.from_file(app_path, default_timeout=60)
-    at.query_params["handbook"] = handbook
-    if node:
-        at.query_params["node"] = node
-    for k, v in state.items():
-        at.session_state[k] = v
-    at.run()
-    return at.switch_page(PAGE).run()
+@pytest.fixture
+def open_at(open_page):
+    def _open(handbook="demo-qa", node=None, **state):
+        params = {"handbook": handbook} | ({"node": node} if node else {})
+        return open_page(PAGE, params, state)
+    return _open
 
 
 def _figures(at):
@@ -36,8 +32,8 @@ def _table(at, *columns):
 
 
 @pytest.mark.parametrize("handbook", ["demo-qa", "demo-agents"])
-def test_posteriors_render_every_demo_handbook(app_db, app_path, handbook):
-    at = _open(app_path, handbook)
+def test_posteriors_render_every_demo_handbook(app_db, open_at, handbook):
+    at = open_at(handbook)
     assert not at.exception
     assert at.title[0].value == "Posteriors"
     figs = _figures(at)
@@ -53,52 +49,52 @@ def _mean_width(fig):
     return np.mean([np.mean(np.add(t["error_x"]["array"], t["error_x"]["arrayminus"])) for t in fig["data"]])
 
 
-def test_credible_level_changes_the_intervals(app_db, app_path):
-    narrow = _forest(_open(app_path, **{"post:level": 0.5}))
-    wide = _forest(_open(app_path, **{"post:level": 0.99}))
+def test_credible_level_changes_the_intervals(app_db, open_at):
+    narrow = _forest(open_at(**{"post:level": 0.5}))
+    wide = _forest(open_at(**{"post:level": 0.99}))
     assert _mean_width(narrow) < _mean_width(wide)
     assert "50%" in narrow["layout"]["xaxis"]["title"]["text"]
 
 
-def test_empirical_rate_toggle_shows_the_reference_reading(app_db, app_path):
-    at = _open(app_path, **{"post:score": "empirical"})
+def test_empirical_rate_toggle_shows_the_reference_reading(app_db, open_at):
+    at = open_at(**{"post:score": "empirical"})
     assert not at.exception
     fig = _forest(at)
     assert "error_x" not in fig["data"][0] or not fig["data"][0]["error_x"].get("array")
     assert "empirical" in fig["layout"]["xaxis"]["title"]["text"]
 
 
-def test_flat_prior_toggle(app_db, app_path):
-    hier = _forest(_open(app_path))
-    flat = _forest(_open(app_path, **{"post:prior": "flat"}))
+def test_flat_prior_toggle(app_db, open_at):
+    hier = _forest(open_at())
+    flat = _forest(open_at(**{"post:prior": "flat"}))
     assert hier["data"][0]["x"] != flat["data"][0]["x"]
-    assert any("flat prior" in i.value for i in _open(app_path, **{"post:prior": "flat"}).info)
+    assert any("flat prior" in i.value for i in open_at(**{"post:prior": "flat"}).info)
 
 
-def test_node_in_the_url_picks_the_density_skill_and_agent(app_db, app_path):
-    at = _open(app_path, "demo-agents", node="skill:search.retrieval.multi_hop")
+def test_node_in_the_url_picks_the_density_skill_and_agent(app_db, open_at):
+    at = open_at("demo-agents", node="skill:search.retrieval.multi_hop")
     assert at.selectbox(key="post:density:demo-agents").value == "search.retrieval.multi_hop"
     assert "search.retrieval.multi_hop" in at.multiselect(key="post:skills:demo-agents").value
     assert at.selectbox(key="post:ev_skill:demo-agents").value == "search.retrieval.multi_hop"
-    at = _open(app_path, "demo-agents", node="agent:search-2")
+    at = open_at("demo-agents", node="agent:search-2")
     assert at.multiselect(key="post:agents:demo-agents").value[0] == "search-2"
 
 
-def test_density_overlays_the_chosen_agents(app_db, app_path):
-    at = _open(app_path, "demo-qa", **{"post:agents:demo-qa": ["mistral-7b-instruct", "llama3.1-70b-instruct"]})
+def test_density_overlays_the_chosen_agents(app_db, open_at):
+    at = open_at("demo-qa", **{"post:agents:demo-qa": ["mistral-7b-instruct", "llama3.1-70b-instruct"]})
     dens = _figures(at)[1]
     assert len(dens["data"]) == 2 and all(t["fill"] == "tozeroy" for t in dens["data"])
     summary = _table(at, "agent", "mean", "alpha", "beta")
     assert set(summary["agent"]) == {"mistral-7b-instruct", "llama3.1-70b-instruct"}
 
 
-def test_evidence_is_paged(app_db, app_path):
+def test_evidence_is_paged(app_db, open_at):
     state = {"post:ev_agent:demo-qa": "mistral-7b-instruct", "post:ev_skill:demo-qa": "answer.math"}
-    first = _open(app_path, **state)
+    first = open_at(**state)
     page1 = _table(first, "query", "text", "score")
     caption = next(c.value for c in first.caption if c.value.startswith("Page 1 of"))
     pages = int(caption.split(" of ")[1].split(" ")[0])
     assert pages >= 2 and len(page1) == 20
-    second = _table(_open(app_path, **state, **{"post:ev_page:demo-qa": 2}), "query", "text", "score")
+    second = _table(open_at(**state, **{"post:ev_page:demo-qa": 2}), "query", "text", "score")
     assert set(page1["query"]).isdisjoint(second["query"])
     assert any(m.value.startswith("**mistral") and "Beta(" in m.value for m in first.markdown)

@@ -1,9 +1,7 @@
 """A shared link opened as the very first request to a freshly started server shows the page inside the app shell."""
 
-from conftest import wait_for_app
 
-
-def test_cold_deep_link_opens_the_page_with_sidebar_and_node(browser, launch_app, e2e_db_url):
+def test_cold_deep_link_opens_the_page_with_sidebar_and_node(browser, launch_app, e2e_db_url, wait_for_app):
     base = launch_app(e2e_db_url)  # a new server: nothing has run app.py yet
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()

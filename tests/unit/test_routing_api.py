@@ -3,6 +3,7 @@
 import asyncio
 import json
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from support.handbooks import routing_models
@@ -102,9 +103,15 @@ def test_a_litellm_router_picks_the_deployment_with_the_handbook(built):
     assert router.completion(model="pool", messages=msgs).choices[0].message.content == "from big"
     assert strategy.last_trace.chosen_agent == "big"
     strategy.lam = 1.0  # the handbook now prefers mid, which has no deployment in "pool": next best is small
-    reply = asyncio.run(router.acompletion(model="pool", messages=msgs))
+
+    def call_async():  # last_trace is per thread, like the requests it explains
+        return asyncio.run(router.acompletion(model="pool", messages=msgs)), strategy.last_trace
+
+    # In a thread of its own: an event loop may already run in this one (Playwright's sync API in the e2e tests).
+    with ThreadPoolExecutor(1) as pool:
+        reply, trace = pool.submit(call_async).result()
     assert reply.choices[0].message.content == "from small"
-    assert strategy.last_trace.chosen_agent == "mid"
+    assert trace.chosen_agent == "mid"
 
 
 def test_cli_route_prints_the_trace_as_json(built):
