@@ -4,8 +4,8 @@ import time
 
 import streamlit as st
 
-from pages.components.context import ensure_app_shell, open_session
-from pages.components.trace_view import download_trace, render_header, render_step, render_trace, routing_selection
+from pages.components.context import current_selection, ensure_app_shell, open_session
+from pages.components.trace_view import download_trace, render_header, render_step, render_trace
 from skillorchestra_core.handbook.store import list_versions
 from skillorchestra_core.routing.engine import EXECUTIONS, RouteOptions
 from skillorchestra_core.routing.service import evidence_queries, finish_route, router_choices, start_route
@@ -16,7 +16,7 @@ ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py
 st.title("Playground")
 st.caption("Type a question, route it with a handbook version, and see every step: mode, active skills, candidates, "
            "choice, execution. Move lambda to see where the choice changes.")
-sel = routing_selection()
+sel = current_selection()
 if sel.handbook is None:
     st.info("Pick a handbook in the sidebar (or create the demo with `skillorchestra demo`).")
     st.stop()

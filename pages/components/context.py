@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import runpy
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import streamlit as st
 from sqlmodel import Session
 
 from skillorchestra_core.db import get_engine
-from skillorchestra_core.handbook.store import LoadedVersion, list_versions, load_version, summarise_handbooks
+from skillorchestra_core.errors import NotFound
+from skillorchestra_core.handbook.store import get_version, list_versions, summarise_handbooks
 
 APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
 
@@ -39,8 +40,7 @@ def open_session() -> Session:
     return Session(_engine(None), expire_on_commit=False)
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     handbook: str | None
     version: int | None
 
@@ -75,15 +75,17 @@ def sidebar_picker() -> Selection:
 
 
 def current_selection() -> Selection:
-    return Selection(st.session_state.get("ctx:handbook"),
-                     st.session_state.get(f"ctx:version:{st.session_state.get('ctx:handbook')}"))
-
-
-def load_selected() -> LoadedVersion | None:
-    """The version the sidebar picked, or None (with a hint shown) when there is none."""
-    sel = current_selection()
-    if sel.handbook is None or sel.version is None:
-        st.info("Pick a handbook in the sidebar (or create the demo with `skillorchestra demo`).")
-        return None
-    with open_session() as s:
-        return load_version(s, sel.handbook, sel.version)
+    """The sidebar's pick, else the URL the picker writes (?handbook=&version=), which also holds when only the
+    page script reruns (AppTest re-runs just the page of an st.navigation app). A missing version means the latest."""
+    handbook = st.session_state.get("ctx:handbook")
+    if handbook is not None:
+        version = st.session_state.get(f"ctx:version:{handbook}")
+    else:
+        handbook, version = st.query_params.get("handbook"), _param_int("version")
+    if handbook is not None and version is None:
+        with open_session() as s:
+            try:
+                version = get_version(s, handbook).number
+            except NotFound:
+                return Selection(None, None)
+    return Selection(handbook, version)

@@ -11,9 +11,7 @@ import streamlit as st
 
 from pages.components.context import current_selection
 from skillorchestra_core.db import session
-from skillorchestra_core.errors import NotFound
 from skillorchestra_core.graph.service import VersionData, load_version_data, version_graph, with_level
-from skillorchestra_core.handbook.store import get_version
 from skillorchestra_core.learning.competence import PriorConfig
 from skillorchestra_core.settings import get_settings
 
@@ -45,27 +43,9 @@ def full_graph(url: str, handbook: str, version: int, prior_kind: str, strength:
     return version_graph(version_data(url, handbook, version, prior_kind, strength, 0.95))
 
 
-def _picked() -> tuple[str | None, int | None]:
-    """The sidebar's pick; falls back to the URL (handbook, version) when the picker did not run in this rerun
-    (AppTest re-runs only the page script of an st.navigation app)."""
-    sel = current_selection()
-    handbook = sel.handbook or st.query_params.get("handbook")
-    version = sel.version if sel.handbook else st.query_params.get("version")
-    if handbook is None:
-        return None, None
-    try:
-        return handbook, int(version)
-    except (TypeError, ValueError):
-        with session(db_url()) as s:
-            try:
-                return handbook, get_version(s, handbook, None).number
-            except NotFound:
-                return None, None
-
-
 def selected_data(prior: PriorConfig | None = None, level: float = 0.95) -> VersionData | None:
     """The sidebar's version under `prior` and `level`, or None (with a hint) when nothing is picked."""
-    handbook, version = _picked()
+    handbook, version = current_selection()
     if handbook is None or version is None:
         st.info("Pick a handbook in the sidebar (or create the demo with `skillorchestra demo`).")
         return None

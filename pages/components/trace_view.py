@@ -7,7 +7,6 @@ import re
 
 import streamlit as st
 
-from pages.components.context import Selection, current_selection
 from skillorchestra_core.routing.explain import choice_at, lambda_sensitive
 from skillorchestra_core.routing.trace import RouteTrace, StepTrace
 from skillorchestra_core.routing.views import (
@@ -22,16 +21,6 @@ from skillorchestra_core.routing.views import (
 )
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>~$])")
-
-
-def routing_selection() -> Selection:
-    """The sidebar's handbook and version, falling back to the URL the picker writes (?handbook=&version=), which
-    also holds when only the page script reruns (AppTest)."""
-    sel = current_selection()
-    if sel.handbook is not None and sel.version is not None:
-        return sel
-    name, number = st.query_params.get("handbook"), st.query_params.get("version")
-    return Selection(name, int(number) if number and number.isdigit() else None)
 
 
 def md(text) -> str:
