@@ -14,7 +14,6 @@ Prices: the reference's model-routing pool (POOL_PRICES) for its model keys, els
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ from skillorchestra_core.formats.rows import (
     as_text,
     hash_split,
     is_missing,
-    read_text,
+    jsonl_objects,
     settle,
     task_note,
 )
@@ -62,15 +61,11 @@ def read_exploration(path: str | Path, *, mode: str = "answer", dataset: str | N
     latest: dict[str, tuple[int, dict]] = {}
     bad: list[RowIssue] = []
     repeats = 0
-    for number, raw in enumerate(read_text(path).split("\n"), start=1):
-        if not raw.strip():
+    for number, rec, problem in jsonl_objects(path):
+        if problem:
+            bad.append(RowIssue(number, problem))
             continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            bad.append(RowIssue(number, f"invalid JSON at column {exc.colno}: {exc.msg}"))
-            continue
-        if not isinstance(rec, dict) or is_missing(rec.get("sample_id")):
+        if is_missing(rec.get("sample_id")):
             bad.append(RowIssue(number, "expected a JSON object with a sample_id"))
             continue
         repeats += latest.pop(str(rec["sample_id"]), None) is not None  # the last occurrence wins

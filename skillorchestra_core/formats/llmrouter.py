@@ -18,7 +18,6 @@ Rules, all deterministic:
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -33,8 +32,8 @@ from skillorchestra_core.formats.rows import (
     RowIssue,
     as_unit,
     hash_split,
+    jsonl_objects,
     load_json_document,
-    read_text,
     settle,
     short_hash,
 )
@@ -158,14 +157,10 @@ def _task_labels(folder: Path) -> dict[str, tuple[str, str | None]]:
         path = folder / name
         if not path.exists():
             continue  # labels are optional: without them there are no task skills
-        for number, raw in enumerate(read_text(path).split("\n"), start=1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise MalformedFile(f"{path}:{number}: invalid JSON at column {exc.colno}: {exc.msg}") from None
-            if isinstance(rec, dict) and isinstance(rec.get("query"), str) and rec.get("task_name"):
+        for number, rec, problem in jsonl_objects(path):
+            if problem:
+                raise MalformedFile(f"{path}:{number}: {problem}")
+            if isinstance(rec.get("query"), str) and rec.get("task_name"):
                 truth = rec.get("ground_truth")
                 labels.setdefault(rec["query"], (str(rec["task_name"]), None if truth is None else str(truth)))
     return labels

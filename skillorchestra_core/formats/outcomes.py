@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from skillorchestra_core.formats.rows import (
     as_unit,
     hash_split,
     is_missing,
+    jsonl_objects,
     read_bytes,
     read_text,
     settle,
@@ -221,24 +221,9 @@ def _csv_records(path: Path) -> tuple[Iterator[Record], list[str]]:
 
 
 def _jsonl_records(path: Path) -> tuple[Iterator[Record], list[str]]:
-    lines = read_text(path).split("\n")  # not splitlines(): U+2028 may sit inside a JSON string
-    columns: set[str] = set()
-    out: list[Record] = []
-    for number, raw in enumerate(lines, start=1):
-        raw = raw.rstrip("\r")
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            out.append((number, None, f"invalid JSON at column {exc.colno}: {exc.msg}"))
-            continue
-        if not isinstance(rec, dict):
-            out.append((number, None, f"expected a JSON object, got {type(rec).__name__}"))
-            continue
-        columns.update(rec)
-        out.append((number, rec, None))
-    return iter(out), sorted(columns)
+    out = list(jsonl_objects(path))
+    columns = sorted({key for _, rec, _ in out if rec for key in rec})
+    return iter(out), columns
 
 
 def _parquet_records(path: Path) -> tuple[Iterator[Record], list[str]]:

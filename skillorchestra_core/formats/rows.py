@@ -7,11 +7,12 @@ per row so a file is reported in full, never one error at a time.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from skillorchestra_core.errors import BadRow, ImportRejected, StudioError
 
@@ -100,6 +101,24 @@ def read_text(path: Path) -> str:
         line = data[: exc.start].count(b"\n") + 1
         raise MalformedFile(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
                             "save the file as UTF-8") from None
+
+
+def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
+    """(line number, object, None) per non-blank line of a JSON Lines file, or (line, None, reason) when the line
+    is not a JSON object."""
+    for number, raw in enumerate(read_text(path).split("\n"), start=1):  # not splitlines(): U+2028 in strings
+        raw = raw.rstrip("\r")
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            yield number, None, f"invalid JSON at column {exc.colno}: {exc.msg}"
+            continue
+        if isinstance(rec, dict):
+            yield number, rec, None
+        else:
+            yield number, None, f"expected a JSON object, got {type(rec).__name__}"
 
 
 def load_json_document(path: Path) -> Any:

@@ -19,3 +19,14 @@ def open_page(app_path):
         return at.switch_page(page).run()
 
     return _open
+
+
+@pytest.fixture
+def open_at(open_page, request):
+    """`open_at(handbook="demo-qa", node=None, **state)`: open the test module's PAGE at that handbook and node."""
+
+    def _open(handbook: str = "demo-qa", node: str | None = None, **state) -> AppTest:
+        params = {"handbook": handbook} | ({"node": node} if node else {})
+        return open_page(request.module.PAGE, params, state)
+
+    return _open

@@ -11,14 +11,6 @@ PAGE = "pages/graph.py"
 CHART = "graph:chart"
 
 
-@pytest.fixture
-def open_at(open_page):
-    def _open(handbook="demo-qa", node=None, **state):
-        params = {"handbook": handbook} | ({"node": node} if node else {})
-        return open_page(PAGE, params, state)
-    return _open
-
-
 def _traces(at):
     charts = at.get("plotly_chart")
     assert charts, "no Plotly chart drawn"

@@ -2,14 +2,9 @@
 
 import json
 
-import pytest
+PAGE = "pages/playground.py"
 
 QUESTION = "How many years passed between the founding of the harbour of Turku and the death of its first mayor?"
-
-
-@pytest.fixture
-def open_at(open_page):
-    return lambda handbook="demo-qa", **state: open_page("pages/playground.py", {"handbook": handbook}, state)
 
 
 def test_playground_routes_a_typed_query_and_shows_every_step(app_db, open_at):

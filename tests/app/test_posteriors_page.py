@@ -8,14 +8,6 @@ import pytest
 PAGE = "pages/posteriors.py"
 
 
-@pytest.fixture
-def open_at(open_page):
-    def _open(handbook="demo-qa", node=None, **state):
-        params = {"handbook": handbook} | ({"node": node} if node else {})
-        return open_page(PAGE, params, state)
-    return _open
-
-
 def _figures(at):
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 

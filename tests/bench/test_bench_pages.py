@@ -24,29 +24,19 @@ TARGETS = {"demo": 2.0, "large": 5.0}
 
 
 @pytest.fixture
-def large_db(monkeypatch, demo_db_url):
-    """The demo database plus a generated handbook `synthetic-large` (1,000 skills, 20 agents)."""
-    import streamlit as st
-
+def large_db(app_db):
+    """The app's demo database plus a generated handbook `synthetic-large` (1,000 skills, 20 agents)."""
     from skillorchestra_core.db import dispose_engines, session
     from skillorchestra_core.graph.synthetic import SyntheticSpec, build_synthetic_handbook
-    from skillorchestra_core.settings import get_settings
 
     t0 = time.perf_counter()
-    with session(demo_db_url) as s:
+    with session(app_db) as s:
         build_synthetic_handbook(s, SyntheticSpec(name="synthetic-large", n_skills=1000, n_agents=20,
                                                   queries_per_leaf=2))
         s.commit()
     dispose_engines()
     print(f"\n[bench] generated synthetic-large (1,000 skills x 20 agents) in {time.perf_counter() - t0:.2f} s")
-    monkeypatch.setenv("SKILLORCHESTRA_DB_URL", demo_db_url)
-    get_settings.cache_clear()
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield demo_db_url
-    get_settings.cache_clear()
-    st.cache_data.clear()
-    st.cache_resource.clear()
+    return app_db
 
 
 def _time_page(app_path: str, handbook: str, page: str, state: dict, repeats: int = 3) -> tuple[float, float]:
