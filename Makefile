@@ -4,10 +4,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q -e ".[dev]" -c constraints.txt
 	touch $@
 
 .PHONY: install run demo test bench e2e clean
