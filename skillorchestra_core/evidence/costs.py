@@ -60,6 +60,18 @@ def call_cost(prompt_tokens, completion_tokens, input_price_per_m, output_price_
     return (pt * pin + ct * pout) / 1e6
 
 
+def trajectory_costs(trajectories: pd.DataFrame, agents: pd.DataFrame) -> np.ndarray:
+    """Each trajectory's cost: the recorded cost, else its tokens priced with the agent's card (NaN if neither).
+
+    `trajectories`: agent, mode, cost_usd, prompt_tokens, completion_tokens; `agents`: agent, mode and prices."""
+    cards = agents.set_index(["agent", "mode"])[["input_price_per_m", "output_price_per_m"]]
+    t = trajectories[["agent", "mode"]].join(cards, on=["agent", "mode"])
+    from_tokens = call_cost(trajectories["prompt_tokens"], trajectories["completion_tokens"],
+                            t["input_price_per_m"], t["output_price_per_m"])
+    recorded = trajectories["cost_usd"].to_numpy(float)
+    return np.where(np.isnan(recorded), from_tokens, recorded)
+
+
 def mode_costs(trajectories: pd.DataFrame, agents: pd.DataFrame) -> pd.DataFrame:
     """Mean cost per call for each (agent, mode).
 
@@ -68,15 +80,10 @@ def mode_costs(trajectories: pd.DataFrame, agents: pd.DataFrame) -> pd.DataFrame
     Returns agent, mode, cost, n_cost, cost_source in {evidence, tokens, imported, price_card, none}.
     A trajectory's cost is its recorded cost, else tokens x price card.
     """
-    cards = agents.set_index(["agent", "mode"])
     out = agents[["agent", "mode"]].copy()
     if len(trajectories):
-        t = trajectories.join(cards[["input_price_per_m", "output_price_per_m"]], on=["agent", "mode"])
-        from_tokens = call_cost(t["prompt_tokens"], t["completion_tokens"], t["input_price_per_m"],
-                                t["output_price_per_m"])
-        recorded = t["cost_usd"].to_numpy(float)
-        t = t.assign(_cost=np.where(np.isnan(recorded), from_tokens, recorded),
-                     _recorded=~np.isnan(recorded))
+        t = trajectories.assign(_cost=trajectory_costs(trajectories, agents),
+                                _recorded=~np.isnan(trajectories["cost_usd"].to_numpy(float)))
         g = t.groupby(["agent", "mode"]).agg(cost=("_cost", "mean"), n_cost=("_cost", "count"),
                                               recorded=("_recorded", "mean"))
         out = out.join(g, on=["agent", "mode"])

@@ -45,10 +45,6 @@ class GraphView:
     truncated: bool
     matches: list[str] = field(default_factory=list)
 
-    @property
-    def hidden_skills(self) -> int:
-        return self.total_skills - self.shown_skills
-
 
 def default_depth(g: nx.DiGraph, budget: int = AUTO_COLLAPSE_SKILLS) -> int | None:
     """Small handbooks show whole; big ones collapse to the deepest level that keeps at most `budget` skills."""

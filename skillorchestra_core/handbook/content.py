@@ -124,10 +124,3 @@ def validate_content(content: HandbookContent) -> list[str]:
     if bad:
         problems.append(f"{len(bad)} (query, mode) attribution(s) do not sum to 1, e.g. query {bad[0][0]}")
     return problems
-
-
-def normalise_weights(weights: dict[str, float]) -> dict[str, float]:
-    total = sum(max(w, 0.0) for w in weights.values())
-    if total <= 0:
-        return {k: 1.0 / len(weights) for k in weights} if weights else {}
-    return {k: max(w, 0.0) / total for k, w in weights.items()}

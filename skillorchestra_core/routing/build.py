@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from skillorchestra_core.db.models import Query
-from skillorchestra_core.evidence.costs import call_cost
+from skillorchestra_core.evidence.costs import trajectory_costs
 from skillorchestra_core.handbook.content import SkillSpec
 from skillorchestra_core.handbook.store import LoadedVersion, load_version, load_version_by_id
 from skillorchestra_core.learning import profile
@@ -89,10 +89,7 @@ def _evidence(queries: pd.DataFrame, frames: profile.VersionFrames) -> EvidenceI
     o = frames.outcomes
     outcomes: dict = {}
     if len(o):
-        cards = frames.agents.set_index(["agent", "mode"])[["input_price_per_m", "output_price_per_m"]]
-        j = o.join(cards, on=["agent", "mode"])
-        est = call_cost(j["prompt_tokens"], j["completion_tokens"], j["input_price_per_m"], j["output_price_per_m"])
-        cost = np.where(np.isnan(j["cost_usd"].to_numpy(float)), est, j["cost_usd"].to_numpy(float))
+        j, cost = o, trajectory_costs(o, frames.agents)
         # "import" evidence first, then any other source, oldest first: one outcome per (query, mode, agent).
         order = np.lexsort((j["trajectory_id"].to_numpy(), (j["source"] != "import").to_numpy()))
         for i in order:
@@ -129,8 +126,3 @@ def routing_model(s: Session, handbook: str | None = None, number: int | None = 
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return model
-
-
-def clear_cache() -> None:
-    with _LOCK:
-        _CACHE.clear()

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 
 import pandas as pd
-from sqlalchemy import func
 from sqlmodel import Session, select
 
 from skillorchestra_core.db.models import DecisionTrace
@@ -106,7 +105,3 @@ def trace_facets(s: Session, handbook: str | None = None) -> dict[str, list]:
     return {"handbook": distinct(DecisionTrace.handbook_name), "version": distinct(DecisionTrace.version_number, *hb),
             "agent": distinct(DecisionTrace.chosen_agent, *hb), "cause": distinct(DecisionTrace.cause, *hb),
             "router": distinct(DecisionTrace.router, *hb)}
-
-
-def count_traces(s: Session) -> int:
-    return s.exec(select(func.count()).select_from(DecisionTrace)).one()
