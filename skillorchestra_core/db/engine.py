@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
@@ -59,3 +60,22 @@ def dispose_engines() -> None:
 
 def session(url: str | None = None) -> Session:
     return Session(get_engine(url), expire_on_commit=False)
+
+
+def lock_for_write(s: Session, key: str) -> None:
+    """Serialise writers of one thing (a handbook) for the rest of the transaction.
+
+    SQLite: a no-op UPDATE takes the database's write lock now (waiting up to busy_timeout), so the reads that follow
+    see the latest commit. If this transaction already read an older snapshot, SQLite refuses with "database is
+    locked"; callers translate that into a Conflict. PostgreSQL: a transaction-scoped advisory lock on the key.
+    """
+    bind = s.get_bind()
+    if bind.dialect.name == "sqlite":
+        s.execute(text("UPDATE schema_migration SET version = version WHERE 1 = 0"))
+    elif bind.dialect.name == "postgresql":
+        s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(key)})
+
+
+def _lock_key(key: str) -> int:
+    digest = hashlib.sha256(key.encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)

@@ -21,8 +21,48 @@ def _m001_initial(conn: Connection) -> None:
     SQLModel.metadata.create_all(conn)
 
 
+def _m002_evidence_batches(conn: Connection) -> None:
+    """Version membership by evidence batch instead of a trajectory-id watermark.
+
+    Older databases: each handbook's trajectories are cut into batches at its versions' watermarks (and one batch
+    for any rows above the highest), and each version is linked to the batches at or under its watermark, so every
+    version keeps exactly the evidence it saw."""
+    from skillorchestra_core.evidence.batches import digest_rows
+
+    SQLModel.metadata.create_all(conn, tables=[models.EvidenceBatch.__table__, models.VersionBatch.__table__])
+    if "batch_id" not in {c["name"] for c in inspect(conn).get_columns("trajectory")}:
+        conn.execute(text("ALTER TABLE trajectory ADD COLUMN batch_id INTEGER REFERENCES evidence_batch (id)"))
+        conn.execute(text("CREATE INDEX IF NOT EXISTS ix_trajectory_batch_id ON trajectory (batch_id)"))
+    handbooks = conn.execute(text("SELECT DISTINCT handbook_id FROM trajectory WHERE batch_id IS NULL")).scalars()
+    for hb in list(handbooks):
+        top = conn.execute(text("SELECT MAX(id) FROM trajectory WHERE handbook_id = :h"), {"h": hb}).scalar_one()
+        marks = sorted({int(m) for m in conn.execute(text(
+            "SELECT evidence_watermark FROM handbook_version WHERE handbook_id = :h AND evidence_watermark > 0"),
+            {"h": hb}).scalars()} | {int(top)})
+        low, bounds = 0, {}
+        for high in marks:
+            rows = conn.execute(text(
+                "SELECT q.ext_id, t.agent, t.mode, t.source, t.score, t.prompt_tokens, t.completion_tokens, "
+                "t.cost_usd, t.latency_s FROM trajectory t JOIN query q ON q.id = t.query_id "
+                "WHERE t.handbook_id = :h AND t.id > :lo AND t.id <= :hi"), {"h": hb, "lo": low, "hi": high}).all()
+            if rows:
+                bid = conn.execute(models.EvidenceBatch.__table__.insert().values(
+                    handbook_id=hb, digest=digest_rows(rows), trajectories=len(rows), source="migrated",
+                    created_at=models.utcnow())).inserted_primary_key[0]
+                conn.execute(text("UPDATE trajectory SET batch_id = :b WHERE handbook_id = :h AND id > :lo "
+                                  "AND id <= :hi"), {"b": bid, "h": hb, "lo": low, "hi": high})
+                bounds[bid] = high
+            low = high
+        for vid, wm in conn.execute(text("SELECT id, evidence_watermark FROM handbook_version WHERE handbook_id = :h"),
+                                    {"h": hb}).all():
+            for bid, high in bounds.items():
+                if high <= wm:
+                    conn.execute(models.VersionBatch.__table__.insert().values(version_id=vid, batch_id=bid))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _m001_initial),
+    (2, "evidence batches", _m002_evidence_batches),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -1,8 +1,9 @@
 """SQLModel tables.
 
 Evidence (queries, trajectories) belongs to a handbook and is append-only; everything a reviewer curates (modes,
-skills, agents, attributions, imported counts) belongs to one immutable handbook version. A version sees the
-evidence up to its `evidence_watermark`, so its competence never changes after it is created.
+skills, agents, attributions, imported counts) belongs to one immutable handbook version. Evidence arrives in
+batches (one per import) and a version sees exactly the batches listed for it in `version_batch`, so its competence
+never changes after it is created, whatever other writers commit later and in whatever order ids are allocated.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class HandbookVersion(SQLModel, table=True):
     source: str = ""
     created_at: datetime = Field(default_factory=utcnow)
     content_hash: str = ""
-    # Highest trajectory id this version's competence counts; 0 means "no evidence".
+    # Unused since evidence batches (kept so older databases keep their column); membership is `version_batch`.
     evidence_watermark: int = 0
     metadata_: dict = Field(default_factory=dict, sa_column=Column("metadata", JSON, nullable=False))
 
@@ -115,6 +116,26 @@ class Query(SQLModel, table=True):
     dataset: str = ""
 
 
+class EvidenceBatch(SQLModel, table=True):
+    """One import's trajectories. `digest` hashes their content (query ext id, agent, mode, values), not ids."""
+
+    __tablename__ = "evidence_batch"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    handbook_id: int = Field(foreign_key="handbook.id", index=True)
+    digest: str = Field(index=True)
+    trajectories: int = 0
+    source: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class VersionBatch(SQLModel, table=True):
+    """The evidence batches one version sees."""
+
+    __tablename__ = "version_batch"
+    version_id: int = Field(foreign_key="handbook_version.id", primary_key=True)
+    batch_id: int = Field(foreign_key="evidence_batch.id", primary_key=True, index=True)
+
+
 class Trajectory(SQLModel, table=True):
     """One agent's attempt in one mode on one query."""
 
@@ -136,6 +157,7 @@ class Trajectory(SQLModel, table=True):
     source: str = "import"
     # Modes the run went through, comma separated ("search,code,answer"), when known.
     path: Optional[str] = None
+    batch_id: Optional[int] = Field(default=None, foreign_key="evidence_batch.id", index=True)
     created_at: datetime = Field(default_factory=utcnow)
 
 

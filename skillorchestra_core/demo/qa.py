@@ -80,7 +80,7 @@ def generate_rows(rng: np.random.Generator) -> tuple[list[OutcomeRow], dict[str,
         scores = {}
         for agent in cat.AGENTS:
             scores[agent] = np.zeros(len(questions))
-            for group in set(groups):
+            for group in dict.fromkeys(groups):  # first-seen order: the draws must not depend on hash seeds
                 idx = [i for i, g in enumerate(groups) if g == group]
                 scores[agent][idx] = _outcomes(_true_rate(leaf, agent, group), len(idx), rng)
         for i, ((text, _t), qid) in enumerate(zip(questions, qids)):

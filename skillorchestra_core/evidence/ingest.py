@@ -11,11 +11,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from sqlalchemy import func, insert
+from sqlalchemy import insert
 from sqlmodel import Session, select
 
+from skillorchestra_core.db.engine import lock_for_write
 from skillorchestra_core.db.models import AuditLog, Query, Trajectory
 from skillorchestra_core.errors import BadRow, ImportRejected
+from skillorchestra_core.evidence.batches import new_batch
 from skillorchestra_core.evidence.costs import default_price_card
 from skillorchestra_core.handbook.content import AgentSpec, HandbookContent, SkillSpec
 from skillorchestra_core.handbook.store import commit_version, get_or_create_handbook, latest_content
@@ -98,6 +100,7 @@ def ingest_outcomes(
     `query_ids` maps the rows' query ids to stored ids.
     """
     agent_hints = agent_hints or {}
+    lock_for_write(s, f"handbook:{handbook_name}")  # first, so every read below sees the latest commit
     hb = get_or_create_handbook(s, handbook_name, description=description, synthetic=synthetic)
     query_ids, queries_added, conflicts = _upsert_queries(s, hb.id, rows)
     existing = _existing_trajectories(s, hb.id, trajectory_source)
@@ -126,12 +129,16 @@ def ingest_outcomes(
         ))
     if conflicts:
         raise ImportRejected(source_label, sorted(conflicts, key=lambda b: b.line))
-    if new_rows:
-        s.exec(insert(Trajectory), params=new_rows)
-    watermark = s.exec(select(func.max(Trajectory.id)).where(Trajectory.handbook_id == hb.id)).one() or 0
-
     parent, content = latest_content(s, hb.id)
-    content.evidence_watermark = watermark
+    if new_rows:
+        refs = {v: k for k, v in query_ids.items()}
+        batch = new_batch(s, hb.id, source_label, [
+            (refs[r["query_id"]], r["agent"], r["mode"], r["source"], r["score"], r["prompt_tokens"],
+             r["completion_tokens"], r["cost_usd"], r["latency_s"]) for r in new_rows])
+        for r in new_rows:
+            r["batch_id"] = batch
+        s.exec(insert(Trajectory), params=new_rows)
+        content.evidence_batches = sorted({*content.evidence_batches, batch})
     for r in rows:
         content.add_mode(r.mode)
         if (r.agent, r.mode) not in content.agents:
@@ -198,7 +205,9 @@ def _agent_spec(name: str, mode: str, hint: AgentHint | None) -> AgentSpec:
 def _attribute_by_task(content, rows: list[OutcomeRow], query_ids: dict[str, int]) -> None:
     """One skill per task label in the row's mode; each labelled query exercises its task's skill with weight 1.
 
-    A (query, mode) keeps the label attributed first, also across imports, so weights always sum to 1.
+    A (query, mode) keeps the label attributed first, also across imports, so weights always sum to 1. Every split's
+    queries are attributed (validation runs score skill identification on them), but a skill's examples come only
+    from the splits the version learns from, so no val/test question text reaches the handbook or its exports.
     """
     attributed = {(q, m) for (q, m, _k) in content.attributions}
     for r in rows:
@@ -212,7 +221,8 @@ def _attribute_by_task(content, rows: list[OutcomeRow], query_ids: dict[str, int
                 provenance={"source": "task_label", "task": r.task},
             )
         skill = content.skills[key]
-        if len(skill.examples) < 3 and r.query not in skill.examples:
+        learnable = (r.split or "train") in content.learn_splits
+        if learnable and len(skill.examples) < 3 and r.query not in skill.examples:
             skill.examples.append(r.query[:300])
         content.attributions[(qid, r.mode, key)] = (1.0, "label")
         attributed.add((qid, r.mode))

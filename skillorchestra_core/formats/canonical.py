@@ -21,6 +21,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlmodel import Session
 
+from skillorchestra_core.db.engine import lock_for_write
+from skillorchestra_core.errors import StudioError
+from skillorchestra_core.evidence.batches import handbook_digests
 from skillorchestra_core.evidence.costs import default_price_card
 from skillorchestra_core.formats.canonical_check import check_canonical
 from skillorchestra_core.formats.rows import MalformedFile, load_json_document
@@ -31,6 +34,7 @@ from skillorchestra_core.handbook.store import commit_version, get_or_create_han
 PROVENANCE_DEFAULTS: dict[str, Any] = {"discovered_from_queries": [], "positive_trajectories": [],
                                        "negative_trajectories": [], "discovery_round": 0, "refinement_history": []}
 PROFILE_KEYS = ("cost_stats", "strengths", "weaknesses", "routing_signals", "total_attempts", "total_successes")
+EVIDENCE_PROFILE_KEYS = ("cost_stats", "total_attempts", "total_successes")  # derived from evidence on export
 
 
 class _Model(BaseModel):
@@ -101,12 +105,16 @@ class HandbookImportResult:
     agents: int
     imported_counts: int
     dropped_attributions: int = 0
+    evidence_held: bool = False  # the file's counts came from evidence this handbook already holds
 
     def lines(self) -> list[str]:
         status = (f"created version {self.version}" if self.created_version
                   else f"unchanged (still version {self.version})")
         out = [f"imported handbook {self.path} into {self.handbook!r}: {self.modes} mode(s), {self.skills} "
                f"skill(s), {self.agents} agent(s), {self.imported_counts} imported count(s); {status}"]
+        if self.evidence_held:
+            out.append("the file's competence counts come from evidence this handbook already holds: "
+                       "they were not added again")
         if self.dropped_attributions:
             out.append(f"dropped {self.dropped_attributions} attribution(s) to skills the file does not have")
         return out
@@ -170,20 +178,51 @@ def import_handbook(s: Session, path: str | Path, handbook: str, *, author: str 
     """Import a canonical handbook file as the next version of `handbook` (created if needed).
 
     The file's modes, skills, agents and counts replace the version's; the handbook's evidence stays, attributions
-    to skills the file still has are kept, and agents known only from evidence stay (with their modes).
+    to skills the file still has are kept, and agents known only from evidence stay (with their modes). When the
+    file was exported from evidence this handbook already holds (its own export, or a copy of the same evidence),
+    its alpha/beta are that evidence and are not added again: only the source version's own imported counts are.
     """
-    parsed = parse_canonical(load_json_document(Path(path)), str(path))
+    doc = load_json_document(Path(path))
+    parsed = parse_canonical(doc, str(path))
+    lock_for_write(s, f"handbook:{handbook}")
     hb = get_or_create_handbook(s, handbook)
     parent, current = latest_content(s, hb.id)
-    content, dropped = _merge(current, parsed)
+    studio = (doc.get("metadata") or {}).get("studio") or {}
+    held = _held_evidence(s, hb.id, studio, str(path))
+    content, dropped = _merge(current, parsed, held, studio, doc.get("agent_profiles") or {})
     version, created = commit_version(s, hb, content, author=author, message=f"import handbook {path}",
                                       source=str(path), parent=parent)
     return HandbookImportResult(str(path), hb.name, version.number, created, len(content.modes),
-                                len(content.skills), len(content.agents), len(content.imported), dropped)
+                                len(content.skills), len(content.agents), len(content.imported), dropped,
+                                evidence_held=held is not None)
 
 
-def _merge(current: HandbookContent, parsed: HandbookContent) -> tuple[HandbookContent, int]:
-    parsed.evidence_watermark = current.evidence_watermark
+def _held_evidence(s: Session, handbook_id: int, studio: dict, path: str) -> list[int] | None:
+    """Batch ids of the file's source evidence when this handbook holds all of it; None when it holds none."""
+    digests = [d for d in studio.get("evidence") or [] if isinstance(d, str)]
+    if not digests:
+        return None
+    have = handbook_digests(s, handbook_id)
+    held = [have[d] for d in digests if d in have]
+    if not held:
+        return None
+    if len(held) < len(digests):
+        raise StudioError(f"{path}: its counts come from evidence this handbook holds only in part "
+                          f"({len(held)} of {len(digests)} batches), so they cannot be separated from it; "
+                          "import the file into a new handbook instead")
+    return held
+
+
+def _merge(current: HandbookContent, parsed: HandbookContent, held: list[int] | None, studio: dict,
+           profiles: dict) -> tuple[HandbookContent, int]:
+    parsed.learn_splits = current.learn_splits
+    parsed.evidence_batches = sorted({*current.evidence_batches, *(held or [])})
+    if held is not None:  # the file's alpha/beta are this evidence: keep only its source's own imported counts
+        parsed.imported = _studio_imported(studio, profiles)
+        for key, spec in parsed.agents.items():
+            mine = current.agents.get(key)
+            spec.profile = dict(mine.profile) if mine else {
+                k: v for k, v in spec.profile.items() if k not in EVIDENCE_PROFILE_KEYS}
     for key, spec in current.agents.items():
         if key not in parsed.agents:
             parsed.agents[key] = spec
@@ -191,6 +230,16 @@ def _merge(current: HandbookContent, parsed: HandbookContent) -> tuple[HandbookC
     kept = {k: v for k, v in current.attributions.items() if k[2] in parsed.skills}
     parsed.attributions = kept
     return parsed, len(current.attributions) - len(kept)
+
+
+def _studio_imported(studio: dict, profiles: dict) -> dict[tuple[str, str, str], ImportedCounts]:
+    out = {}
+    for key, skills in (studio.get("imported") or {}).items():
+        prof = profiles.get(key) or {}
+        agent, mode = prof.get("agent_id", key), prof.get("mode", "")
+        for skill, ab in (skills or {}).items():
+            out[(agent, mode, skill)] = ImportedCounts(agent, mode, skill, float(ab["alpha"]), float(ab["beta"]))
+    return out
 
 
 # --- export --------------------------------------------------------------------------------------------------------
@@ -203,11 +252,7 @@ def export_canonical(snap: VersionSnapshot) -> dict[str, Any]:
             "version": f"v{snap.loaded.number}", "created_at": snap.stamp, "updated_at": snap.stamp,
             "num_modes": len(c.modes), "num_skills": len(c.skills), "num_agents": len(c.agents),
             "learning_stats": ref.get("learning_stats", {}),
-            "studio": {"format": 1, "handbook": snap.loaded.handbook_name, "version": snap.loaded.number,
-                       "content_hash": snap.loaded.content_hash,
-                       "agents": {a.key: {"input_price_per_m": a.spec.input_price_per_m,
-                                          "output_price_per_m": a.spec.output_price_per_m,
-                                          "price_source": a.spec.price_source} for a in snap.agents}},
+            "studio": _studio_block(snap),
         },
         "modes": {m.name: {"mode": m.name, "description": m.description, "insights": list(m.insights)}
                   for m in sorted(c.modes.values(), key=lambda m: m.name)},
@@ -217,6 +262,29 @@ def export_canonical(snap: VersionSnapshot) -> dict[str, Any]:
                    for k in sorted(c.skills.values(), key=lambda k: k.key)},
         "agent_profiles": {a.key: _profile(a) for a in snap.agents},
         "mode_skill_index": {m: [k.key for k in c.skills_in_mode(m)] for m in sorted(c.modes)},
+    }
+
+
+def _studio_block(snap: VersionSnapshot) -> dict[str, Any]:
+    """What the reference format has no place for: prices, the prior the posteriors were computed with (its pooled
+    counts are the agents' totals), the evidence the counts came from and the version's own imported counts, so an
+    import can reproduce every posterior and never count the same evidence twice."""
+    c = snap.loaded.content
+    key_of = {(a.spec.name, a.spec.mode): a.key for a in snap.agents}
+    imported: dict[str, dict[str, dict[str, float]]] = {}
+    for (agent, mode, skill), counts in sorted(c.imported.items()):
+        imported.setdefault(key_of.get((agent, mode), agent), {})[skill] = {"alpha": counts.alpha, "beta": counts.beta}
+    return {
+        "format": 2, "handbook": snap.loaded.handbook_name, "version": snap.loaded.number,
+        "content_hash": snap.loaded.content_hash, "learn_splits": list(c.learn_splits),
+        "prior": {"kind": snap.prior.kind, "strength": snap.prior.strength,
+                  "pooled": {a.key: {"successes": a.total_successes, "attempts": a.total_attempts}
+                             for a in snap.agents}},
+        "evidence": snap.evidence_digests,
+        "imported": imported,
+        "agents": {a.key: {"input_price_per_m": a.spec.input_price_per_m,
+                           "output_price_per_m": a.spec.output_price_per_m,
+                           "price_source": a.spec.price_source} for a in snap.agents},
     }
 
 

@@ -19,16 +19,18 @@ from skillorchestra_core.db.models import HandbookVersion
 from skillorchestra_core.handbook.content import AgentSpec
 from skillorchestra_core.handbook.store import LoadedVersion, load_version
 from skillorchestra_core.learning import profile
-from skillorchestra_core.learning.competence import PriorConfig
+from skillorchestra_core.evidence.batches import batch_digests
+from skillorchestra_core.learning.competence import PriorConfig, pooled_rates
 
 COST_KEYS = ("avg_prompt_tokens", "avg_completion_tokens", "avg_latency_s", "avg_cost_usd",
              "avg_completion_cost_usd", "avg_prompt_cost_usd")
 
 
 def num(x: float) -> int | float:
-    """Integral counts print as ints (as the reference writes them), others rounded to 9 decimals."""
+    """Integral counts print as ints (as the reference writes them), others at full precision, so that an export
+    read back gives exactly the same posteriors."""
     x = float(x)
-    return int(round(x)) if abs(x - round(x)) < 1e-9 else round(x, 9)
+    return int(x) if x.is_integer() else x
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class VersionSnapshot:
     competence: pd.DataFrame
     costs: pd.DataFrame
     agents: list[AgentExport]
+    prior: PriorConfig
+    evidence_digests: list[str]  # content digests of the evidence batches the version sees
 
     @property
     def stamp(self) -> str:
@@ -87,14 +91,20 @@ def collect(s: Session, name: str, number: int | None = None, prior: PriorConfig
     loaded = load_version(s, name, number)
     row = s.get(HandbookVersion, loaded.version_id)
     frames = profile.load_frames(s, loaded)
+    prior = prior or profile.default_prior()
     comp = profile.competence(frames, prior=prior)
     costs = profile.costs(frames)
-    return VersionSnapshot(loaded, row, frames, comp, costs, _agents(loaded, frames, comp, costs))
+    pooled = pooled_rates(frames.outcomes, frames.agents, frames.imported, frames.skills)
+    digests = sorted(batch_digests(s, loaded.content.evidence_batches).values())
+    return VersionSnapshot(loaded, row, frames, comp, costs, _agents(loaded, frames, comp, costs, pooled), prior,
+                           digests)
 
 
 def _agents(loaded: LoadedVersion, frames: profile.VersionFrames, comp: pd.DataFrame,
-            costs: pd.DataFrame) -> list[AgentExport]:
+            costs: pd.DataFrame, pooled: pd.DataFrame) -> list[AgentExport]:
+    """Per agent: counts per skill, totals = the pooled counts its prior is centred on, and cost stats."""
     c = loaded.content
+    totals = {(r.agent, r.mode): (r.s_mode, r.n_mode) for r in pooled.itertuples()}
     names = [a.name for a in c.agents.values()]
     counts = {(r.agent, r.mode, r.skill): SkillCounts(r.S + r.s_imported, r.F + r.f_imported)
               for r in comp.itertuples()}
@@ -105,16 +115,10 @@ def _agents(loaded: LoadedVersion, frames: profile.VersionFrames, comp: pd.DataF
         skills = {k.key: counts.get((spec.name, spec.mode, k.key), SkillCounts(0.0, 0.0))
                   for k in c.skills_in_mode(spec.mode)}
         key = spec.name if names.count(spec.name) == 1 else f"{spec.name}@{spec.mode}"
-        attempts = len(mine) + _profile_number(spec, "total_attempts")
-        successes = float(mine["score"].sum()) + _profile_number(spec, "total_successes")
+        successes, attempts = totals.get((spec.name, spec.mode), (0.0, 0.0))
         out.append(AgentExport(spec, key, skills, num(attempts), num(successes),
                                cost_stats(spec, mine, cost_of.get((spec.name, spec.mode), 0.0))))
     return out
-
-
-def _profile_number(spec: AgentSpec, name: str) -> float:
-    value = spec.profile.get(name)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def cost_stats(spec: AgentSpec, mine: pd.DataFrame, avg_cost: float) -> dict[str, Any]:

@@ -23,7 +23,7 @@ def _records(frame) -> list[dict[str, Any]]:
 
 
 def export_version_json(snap: VersionSnapshot, parent: HandbookVersion | None = None) -> dict[str, Any]:
-    c, row, out = snap.loaded.content, snap.row, snap.frames.outcomes
+    c, row, out = snap.loaded.content, snap.row, snap.frames.evidence
     attributions = snap.frames.attributions
     per_skill = (attributions.groupby("skill").agg(queries=("query_id", "nunique"), weight=("weight", "sum"))
                  if len(attributions) else None)
@@ -39,7 +39,9 @@ def export_version_json(snap: VersionSnapshot, parent: HandbookVersion | None = 
         "message": row.message,
         "source": row.source,
         "created_at": snap.stamp,
-        "evidence_watermark": c.evidence_watermark,
+        "evidence_batches": snap.evidence_digests,
+        "learn_splits": list(c.learn_splits),
+        "learned_from": snap.frames.learned_from,
         "metadata": c.metadata,
         "counts": {"queries": int(out["query_id"].nunique()), "trajectories": len(out),
                    "attributions": len(attributions), "modes": len(c.modes), "skills": len(c.skills),

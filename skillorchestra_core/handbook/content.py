@@ -55,17 +55,22 @@ class ImportedCounts:
 # (query_id, mode, skill_key) -> (weight, attributed_by)
 AttributionMap = dict[tuple[int, str, str], tuple[float, str]]
 
+SPLITS = ("train", "val", "test")
+DEFAULT_LEARN_SPLITS = ("train",)
+
 
 @dataclass
 class HandbookContent:
-    """Everything a version curates. Evidence is not here: a version points at it through its watermark."""
+    """Everything a version curates. Evidence is not here: a version lists the evidence batches it sees, and
+    learns (competence, costs, examples, activation, insights) only from the queries of its `learn_splits`."""
 
     modes: dict[str, ModeSpec] = field(default_factory=dict)
     skills: dict[str, SkillSpec] = field(default_factory=dict)
     agents: dict[tuple[str, str], AgentSpec] = field(default_factory=dict)
     imported: dict[tuple[str, str, str], ImportedCounts] = field(default_factory=dict)
     attributions: AttributionMap = field(default_factory=dict)
-    evidence_watermark: int = 0
+    evidence_batches: list[int] = field(default_factory=list)  # stored batch ids
+    learn_splits: tuple[str, ...] = DEFAULT_LEARN_SPLITS
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def add_mode(self, name: str, description: str = "") -> ModeSpec:
@@ -79,10 +84,12 @@ class HandbookContent:
     def agents_in_mode(self, mode: str) -> list[AgentSpec]:
         return sorted((a for a in self.agents.values() if a.mode == mode), key=lambda a: a.name)
 
-    def content_hash(self, query_keys: dict[int, str] | None = None, evidence_count: int | None = None) -> str:
-        """Digest of the curated content. With `query_keys` (stored id -> external id) and `evidence_count` (the
-        trajectories the version sees) it does not depend on database ids, so equal handbooks hash equal anywhere."""
-        qk = query_keys or {}
+    def content_hash(self, query_keys: dict[int, str] | None = None,
+                     batch_digests: dict[int, str] | None = None) -> str:
+        """Digest of the curated content and the evidence it sees. With `query_keys` (stored id -> external id) and
+        `batch_digests` (batch id -> content digest) it does not depend on database ids, so equal handbooks hash
+        equal anywhere."""
+        qk, bd = query_keys or {}, batch_digests or {}
         payload = {
             "modes": [asdict(m) for _, m in sorted(self.modes.items())],
             "skills": [asdict(s) for _, s in sorted(self.skills.items())],
@@ -90,7 +97,8 @@ class HandbookContent:
             "imported": [asdict(c) for _, c in sorted(self.imported.items())],
             "attributions": sorted((str(qk.get(q, q)), m, k, round(w, 9), by)
                                    for (q, m, k), (w, by) in self.attributions.items()),
-            "evidence": self.evidence_watermark if evidence_count is None else evidence_count,
+            "evidence": sorted(bd.get(b, str(b)) for b in self.evidence_batches),
+            "learn_splits": sorted(self.learn_splits),
         }
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
@@ -104,6 +112,12 @@ def validate_content(content: HandbookContent) -> list[str]:
             problems.append(f"skill {key!r} is in unknown mode {skill.mode!r}")
         if skill.parent_key and skill.parent_key not in content.skills:
             problems.append(f"skill {key!r} has unknown parent {skill.parent_key!r}")
+        elif skill.parent_key and content.skills[skill.parent_key].mode != skill.mode:
+            problems.append(f"skill {key!r} has parent {skill.parent_key!r} in another mode")
+    problems.extend(_cycles(content))
+    bad_splits = sorted(set(content.learn_splits) - set(SPLITS))
+    if bad_splits or not content.learn_splits:
+        problems.append(f"learn splits must be some of {', '.join(SPLITS)}, got {list(content.learn_splits)}")
     for (name, mode) in sorted(content.agents):
         if mode not in content.modes:
             problems.append(f"agent {name!r} is in unknown mode {mode!r}")
@@ -124,3 +138,22 @@ def validate_content(content: HandbookContent) -> list[str]:
     if bad:
         problems.append(f"{len(bad)} (query, mode) attribution(s) do not sum to 1, e.g. query {bad[0][0]}")
     return problems
+
+
+def _cycles(content: HandbookContent) -> list[str]:
+    """One problem per parent cycle (a skill that is its own ancestor), naming the loop."""
+    parent = {k: s.parent_key for k, s in content.skills.items()}
+    done: set[str] = set()
+    out = []
+    for start in sorted(parent):
+        path: list[str] = []
+        node: str | None = start
+        while node is not None and node in parent and node not in done:
+            if node in path:
+                loop = path[path.index(node):] + [node]
+                out.append("skill parents form a cycle: " + " -> ".join(loop))
+                break
+            path.append(node)
+            node = parent[node]
+        done.update(path)
+    return out

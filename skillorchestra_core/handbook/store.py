@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import func, insert
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, select
 
 from skillorchestra_core.db.models import (
@@ -19,8 +20,11 @@ from skillorchestra_core.db.models import (
     Skill,
     Trajectory,
 )
-from skillorchestra_core.errors import NotFound, StudioError
+from skillorchestra_core.db.engine import lock_for_write
+from skillorchestra_core.errors import Conflict, NotFound, StudioError
+from skillorchestra_core.evidence.batches import batch_digests, link_batches, version_batches
 from skillorchestra_core.handbook.content import (
+    DEFAULT_LEARN_SPLITS,
     AgentSpec,
     HandbookContent,
     ImportedCounts,
@@ -102,7 +106,9 @@ def load_content(s: Session, version_id: int) -> HandbookContent:
     version = s.get(HandbookVersion, version_id)
     if version is None:
         raise NotFound(f"no handbook version with id {version_id}")
-    c = HandbookContent(evidence_watermark=version.evidence_watermark, metadata=dict(version.metadata_ or {}))
+    meta = dict(version.metadata_ or {})
+    c = HandbookContent(evidence_batches=version_batches(s, version_id),
+                        learn_splits=tuple(meta.pop("learn_splits", None) or DEFAULT_LEARN_SPLITS), metadata=meta)
     for m in s.exec(select(Mode).where(Mode.version_id == version_id)):
         c.modes[m.name] = ModeSpec(m.name, m.description, list(m.insights))
     for k in s.exec(select(Skill).where(Skill.version_id == version_id)):
@@ -160,35 +166,71 @@ def commit_version(
     parent: HandbookVersion | None = None,
     force: bool = False,
 ) -> tuple[HandbookVersion, bool]:
-    """Store `content` as the next version of `handbook`. Returns (version, created).
+    """Store `content` as the next version of `handbook`, on top of `parent`. Returns (version, created).
 
-    When the content equals the parent's (same hash) no version is made and the parent is returned, so importing
-    the same file twice is a no-op. Refuses inconsistent content.
+    A compare-and-set: when `parent` is no longer the latest version (someone committed since it was read) this
+    raises Conflict naming the newer version, and writes nothing (the caller rolls back). When the content equals
+    the parent's (same hash) no version is made and the parent is returned, so importing the same file twice is a
+    no-op. Refuses inconsistent content.
     """
     problems = validate_content(content)
     if problems:
         raise StudioError("handbook content is inconsistent: " + "; ".join(problems[:5]))
+    _take_latest(s, handbook, parent)
     query_keys = dict(s.exec(select(Query.id, Query.ext_id).where(Query.handbook_id == handbook.id)).all())
-    evidence = s.exec(select(func.count()).select_from(Trajectory).where(
-        Trajectory.handbook_id == handbook.id, Trajectory.id <= content.evidence_watermark)).one()
-    digest = content.content_hash(query_keys, evidence)
+    digest = content.content_hash(query_keys, batch_digests(s, content.evidence_batches))
     if parent is not None and parent.content_hash == digest and not force:
         return parent, False
-    number = (s.exec(select(func.max(HandbookVersion.number)).where(
-        HandbookVersion.handbook_id == handbook.id)).one() or 0) + 1
+    number = (parent.number if parent else 0) + 1
     version = HandbookVersion(
         handbook_id=handbook.id, number=number, parent_id=parent.id if parent else None, author=author,
-        message=message, source=source, content_hash=digest, evidence_watermark=content.evidence_watermark,
-        metadata_=dict(content.metadata),
+        message=message, source=source, content_hash=digest,
+        metadata_={**content.metadata, "learn_splits": list(content.learn_splits)},
     )
     s.add(version)
-    s.flush()
+    try:
+        s.flush()
+    except IntegrityError as exc:  # a concurrent writer took this number first (no lock on this backend)
+        raise _conflict(s, handbook, parent) from exc
+    link_batches(s, version.id, content.evidence_batches)
     _insert_content(s, version.id, content)
     s.add(AuditLog(actor=author, action="version.create", entity="handbook_version", entity_id=version.id,
                    handbook_id=handbook.id, details={"number": number, "message": message, "source": source,
                                                      "parent": parent.number if parent else None}))
     s.flush()
     return version, True
+
+
+def _take_latest(s: Session, handbook: Handbook, parent: HandbookVersion | None) -> None:
+    """Lock the handbook for writing and check that `parent` is still its latest version."""
+    try:
+        lock_for_write(s, f"handbook:{handbook.name}")
+    except OperationalError as exc:  # SQLite: this transaction read a snapshot older than another writer's commit
+        raise _conflict(s, handbook, parent) from exc
+    latest = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == handbook.id)
+                    .order_by(HandbookVersion.number.desc())).first()
+    if (latest.id if latest else None) != (parent.id if parent else None):
+        raise _describe_conflict(handbook.name, parent, latest)
+
+
+def _conflict(s: Session, handbook: Handbook, parent: HandbookVersion | None) -> Conflict:
+    """Name the version that won, read on a fresh connection (this transaction's view is stale or failed)."""
+    from sqlalchemy.orm import Session as PlainSession
+
+    with PlainSession(s.get_bind().engine) as fresh:
+        latest = fresh.execute(select(HandbookVersion).where(HandbookVersion.handbook_id == handbook.id)
+                               .order_by(HandbookVersion.number.desc())).scalars().first()
+        fresh.expunge_all()
+    return _describe_conflict(handbook.name, parent, latest)
+
+
+def _describe_conflict(name: str, parent: HandbookVersion | None, latest: HandbookVersion | None) -> Conflict:
+    base = f"v{parent.number}" if parent else "an empty handbook"
+    if latest is None:
+        return Conflict(f"handbook {name!r} changed while this edit was prepared from {base}; reload and retry")
+    when = latest.created_at.strftime("%Y-%m-%d %H:%M:%S") if latest.created_at else "?"
+    return Conflict(f"handbook {name!r} has a newer version v{latest.number} by {latest.author} at {when} "
+                    f"(this edit started from {base}); nothing was written: reload the latest version and redo it")
 
 
 def _insert_content(s: Session, vid: int, c: HandbookContent) -> None:

@@ -90,7 +90,7 @@ def competence_table(
     if prior.kind == "flat":
         a0, b0 = posterior.flat_prior(len(grid))
     else:
-        pooled = _pooled_mode_rates(outcomes, _leaf_rows(imported, skills))
+        pooled = pooled_rates(outcomes, agents, imported, skills)
         g = grid.merge(pooled, on=["agent", "mode"], how="left").fillna({"s_mode": 0.0, "n_mode": 0.0})
         a0, b0 = posterior.hierarchical_prior(g["s_mode"], g["n_mode"], prior.strength)
     grid["a0"], grid["b0"] = a0, b0
@@ -105,25 +105,53 @@ def competence_table(
     return grid[COLUMNS].sort_values(["mode", "skill", "agent"], kind="stable").reset_index(drop=True)
 
 
+def pooled_rates(outcomes: pd.DataFrame, agents: pd.DataFrame, imported: pd.DataFrame | None = None,
+                 skills: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (agent, mode): successes `s_mode`, attempts `n_mode` and rate `p = (s+1)/(n+2)` over everything known of
+    the agent in the mode: its evidence plus what an imported profile brings. The hierarchical prior is centred on
+    `p`, and `p` is the agent's score when no skill is active.
+
+    An imported profile's own totals (`imported_successes`/`imported_attempts` in `agents`, the reference format's
+    total_successes/total_attempts) are its pooled counts; without them its leaf skills' imported counts are summed
+    (parents summarise their children, so they are left out)."""
+    base = agents[["agent", "mode"]].drop_duplicates()
+    parts = []
+    if not outcomes.empty:
+        parts.append(outcomes.groupby(["agent", "mode"], as_index=False).agg(s_mode=("score", "sum"),
+                                                                            n_mode=("score", "size")))
+    totals = _imported_totals(agents)
+    if not totals.empty:
+        parts.append(totals)
+    leaves = _leaf_rows(imported, skills) if skills is not None else imported
+    if leaves is not None and not leaves.empty:
+        leaves = leaves.merge(totals[["agent", "mode"]], on=["agent", "mode"], how="left", indicator=True)
+        leaves = leaves[leaves["_merge"] == "left_only"]
+        s_imp = (leaves["alpha"] - 1.0).clip(lower=0.0)
+        f_imp = (leaves["beta"] - 1.0).clip(lower=0.0)
+        parts.append(leaves.assign(s_mode=s_imp, n_mode=s_imp + f_imp)
+                     .groupby(["agent", "mode"], as_index=False)[["s_mode", "n_mode"]].sum())
+    if parts:
+        summed = pd.concat(parts).groupby(["agent", "mode"], as_index=False)[["s_mode", "n_mode"]].sum()
+        base = base.merge(summed, on=["agent", "mode"], how="left")
+    else:
+        base = base.assign(s_mode=0.0, n_mode=0.0)
+    base = base.fillna({"s_mode": 0.0, "n_mode": 0.0})
+    base["p"] = (base["s_mode"] + 1.0) / (base["n_mode"] + 2.0)
+    return base.reset_index(drop=True)
+
+
+def _imported_totals(agents: pd.DataFrame) -> pd.DataFrame:
+    if "imported_attempts" not in agents:
+        return pd.DataFrame(columns=["agent", "mode", "s_mode", "n_mode"])
+    t = agents[agents["imported_attempts"].fillna(0.0) > 0]
+    return pd.DataFrame({"agent": t["agent"], "mode": t["mode"],
+                         "s_mode": t["imported_successes"].fillna(0.0).astype(float),
+                         "n_mode": t["imported_attempts"].astype(float)})
+
+
 def _leaf_rows(imported: pd.DataFrame | None, skills: pd.DataFrame) -> pd.DataFrame | None:
     """Imported counts of leaf skills only, so a parent's counts do not pool twice with its children's."""
     if imported is None or imported.empty:
         return imported
     parents = set(skills["parent"].dropna())
     return imported[~imported["skill"].isin(parents)]
-
-
-def _pooled_mode_rates(outcomes: pd.DataFrame, imported: pd.DataFrame | None) -> pd.DataFrame:
-    """Successes and attempts per (agent, mode) over all the agent's evidence in the mode, plus imported counts."""
-    parts = []
-    if not outcomes.empty:
-        parts.append(outcomes.groupby(["agent", "mode"], as_index=False).agg(s_mode=("score", "sum"),
-                                                                            n_mode=("score", "size")))
-    if imported is not None and not imported.empty:
-        s_imp = (imported["alpha"] - 1.0).clip(lower=0.0)
-        f_imp = (imported["beta"] - 1.0).clip(lower=0.0)
-        parts.append(imported.assign(s_mode=s_imp, n_mode=s_imp + f_imp)
-                     .groupby(["agent", "mode"], as_index=False)[["s_mode", "n_mode"]].sum())
-    if not parts:
-        return pd.DataFrame(columns=["agent", "mode", "s_mode", "n_mode"])
-    return pd.concat(parts).groupby(["agent", "mode"], as_index=False)[["s_mode", "n_mode"]].sum()

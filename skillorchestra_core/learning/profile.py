@@ -9,8 +9,9 @@ import pandas as pd
 from sqlalchemy import select
 from sqlmodel import Session
 
-from skillorchestra_core.db.models import Query, Trajectory
+from skillorchestra_core.db.models import Query, Trajectory, VersionBatch
 from skillorchestra_core.evidence.costs import mode_costs
+from skillorchestra_core.handbook.content import HandbookContent
 from skillorchestra_core.handbook.store import LoadedVersion
 from skillorchestra_core.learning.competence import PriorConfig, competence_table
 from skillorchestra_core.settings import get_settings
@@ -18,21 +19,35 @@ from skillorchestra_core.settings import get_settings
 
 @dataclass(frozen=True)
 class VersionFrames:
-    outcomes: pd.DataFrame  # one row per trajectory the version sees, with its query's ext_id, split and task
+    outcomes: pd.DataFrame  # the trajectories the version LEARNS from (its learn splits), with ext_id, split, task
     attributions: pd.DataFrame  # query_id, mode, skill, weight, attributed_by
     skills: pd.DataFrame  # skill, mode, parent, name
     agents: pd.DataFrame  # agent, mode, model, prices, imported_cost_usd
     imported: pd.DataFrame  # agent, mode, skill, alpha, beta
+    evidence: pd.DataFrame  # every trajectory the version sees, all splits: for replay, the oracle and evaluation
+    learn_splits: tuple[str, ...] = ("train",)
+
+    @property
+    def learned_from(self) -> str:
+        """'learned from 4,195 train queries': what every posterior view says about its basis."""
+        n = int(self.outcomes["query_id"].nunique()) if len(self.outcomes) else 0
+        return f"learned from {n:,} {'+'.join(self.learn_splits)} quer{'y' if n == 1 else 'ies'}"
 
 
-def load_outcomes(s: Session, handbook_id: int, watermark: int) -> pd.DataFrame:
+OUTCOME_COLUMNS = ("trajectory_id", "query_id", "ext_id", "split", "task", "agent", "mode", "score", "prompt_tokens",
+                   "completion_tokens", "cost_usd", "latency_s", "path", "source")
+
+
+def load_outcomes(s: Session, version_id: int) -> pd.DataFrame:
+    """Every trajectory of the version's evidence batches, in id order."""
     stmt = (
         select(Trajectory.id.label("trajectory_id"), Trajectory.query_id, Query.ext_id, Query.split, Query.task,
                Trajectory.agent, Trajectory.mode, Trajectory.score, Trajectory.prompt_tokens,
                Trajectory.completion_tokens, Trajectory.cost_usd, Trajectory.latency_s, Trajectory.path,
                Trajectory.source)
         .join(Query, Query.id == Trajectory.query_id)
-        .where(Trajectory.handbook_id == handbook_id, Trajectory.id <= watermark)
+        .join(VersionBatch, VersionBatch.batch_id == Trajectory.batch_id)
+        .where(VersionBatch.version_id == version_id)
         .order_by(Trajectory.id)
     )
     df = pd.read_sql(stmt, s.connection())
@@ -42,12 +57,19 @@ def load_outcomes(s: Session, handbook_id: int, watermark: int) -> pd.DataFrame:
 
 
 def load_frames(s: Session, version: LoadedVersion, splits: tuple[str, ...] | None = None) -> VersionFrames:
-    """The version's evidence; `splits` keeps only queries of those splits (e.g. ("train",) to learn competence
-    with validation and test queries held out)."""
-    c = version.content
-    outcomes = load_outcomes(s, version.handbook_id, c.evidence_watermark)
-    if splits is not None:
-        outcomes = outcomes[outcomes["split"].isin(splits)].reset_index(drop=True)
+    """The version's evidence. `outcomes`, which everything learned reads, keeps only the queries of the version's
+    learn splits (default train; `splits` overrides, e.g. for a what-if); `evidence` keeps every split."""
+    evidence = load_outcomes(s, version.version_id)
+    return frames_from_content(version.content, evidence, splits)
+
+
+def frames_from_content(c: HandbookContent, evidence: pd.DataFrame | None = None,
+                        splits: tuple[str, ...] | None = None) -> VersionFrames:
+    """Frames of a content with the given evidence (none for a handbook file: imported counts only)."""
+    if evidence is None:
+        evidence = pd.DataFrame(columns=list(OUTCOME_COLUMNS)).astype({"score": float, "query_id": int})
+    learn = tuple(splits or c.learn_splits)
+    outcomes = evidence[evidence["split"].isin(learn)].reset_index(drop=True)
     attributions = pd.DataFrame(
         [(q, m, k, w, by) for (q, m, k), (w, by) in c.attributions.items()],
         columns=["query_id", "mode", "skill", "weight", "attributed_by"],
@@ -58,13 +80,19 @@ def load_frames(s: Session, version: LoadedVersion, splits: tuple[str, ...] | No
         [(a.name, a.mode, a.model,
           np.nan if a.input_price_per_m is None else a.input_price_per_m,
           np.nan if a.output_price_per_m is None else a.output_price_per_m,
-          _imported_cost(a.profile))
+          _imported_cost(a.profile), _number(a.profile, "total_successes"), _number(a.profile, "total_attempts"))
          for a in c.agents.values()],
-        columns=["agent", "mode", "model", "input_price_per_m", "output_price_per_m", "imported_cost_usd"],
+        columns=["agent", "mode", "model", "input_price_per_m", "output_price_per_m", "imported_cost_usd",
+                 "imported_successes", "imported_attempts"],
     )
     imported = pd.DataFrame([(i.agent, i.mode, i.skill_key, i.alpha, i.beta) for i in c.imported.values()],
                             columns=["agent", "mode", "skill", "alpha", "beta"])
-    return VersionFrames(outcomes, attributions, skills, agents, imported)
+    return VersionFrames(outcomes, attributions, skills, agents, imported, evidence, learn)
+
+
+def _number(profile_: dict, key: str) -> float:
+    value = profile_.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def _imported_cost(profile_: dict) -> float:
@@ -72,9 +100,14 @@ def _imported_cost(profile_: dict) -> float:
     return np.nan if value is None else float(value)
 
 
+def default_prior() -> PriorConfig:
+    settings = get_settings()
+    return PriorConfig(settings.prior, settings.prior_strength)
+
+
 def competence(frames: VersionFrames, prior: PriorConfig | None = None, level: float | None = None) -> pd.DataFrame:
     settings = get_settings()
-    prior = prior or PriorConfig(settings.prior, settings.prior_strength)
+    prior = prior or default_prior()
     return competence_table(frames.outcomes, frames.attributions, frames.skills, frames.agents, frames.imported,
                             prior=prior, level=level or settings.credible_level)
 

@@ -12,10 +12,10 @@ from sqlmodel import Session
 
 from skillorchestra_core.db.models import Query
 from skillorchestra_core.evidence.costs import trajectory_costs
-from skillorchestra_core.handbook.content import SkillSpec
+from skillorchestra_core.handbook.content import HandbookContent, SkillSpec
 from skillorchestra_core.handbook.store import LoadedVersion, load_version, load_version_by_id
 from skillorchestra_core.learning import profile
-from skillorchestra_core.learning.competence import PriorConfig
+from skillorchestra_core.learning.competence import PriorConfig, pooled_rates
 from skillorchestra_core.routing.model import (
     EvidenceIndex,
     PathEvidence,
@@ -35,39 +35,52 @@ def normalise_text(text: str) -> str:
 
 def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | None = None,
                         level: float | None = None) -> RoutingModel:
+    frames = profile.load_frames(s, loaded)
+    queries = pd.read_sql(select(Query.id, Query.ext_id, Query.text, Query.split)
+                          .where(Query.handbook_id == loaded.handbook_id), s.connection())
+    return model_from_frames(frames, loaded.content, handbook=loaded.handbook_name, version=loaded.number,
+                             content_hash=loaded.content_hash, prior=prior, level=level, queries=queries,
+                             handbook_id=loaded.handbook_id, version_id=loaded.version_id, synthetic=loaded.synthetic)
+
+
+def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *, handbook: str,
+                      version: int | None, content_hash: str, prior: PriorConfig | None = None,
+                      level: float | None = None, queries: pd.DataFrame | None = None,
+                      **ids) -> RoutingModel:
+    """The one way counts become a RoutingModel, for a stored version and for a handbook file alike."""
     settings = get_settings()
     prior = prior or PriorConfig(settings.prior, settings.prior_strength)
     level = level or settings.credible_level
-    frames = profile.load_frames(s, loaded)
     comp = profile.competence(frames, prior=prior, level=level)
     costs = profile.costs(frames)
-    c = loaded.content
+    pooled = pooled_rates(frames.outcomes, frames.agents, frames.imported, frames.skills)
     modes = {}
-    for name in c.modes:  # the content's order (as created), which the fallback mode order follows
+    for name in content.modes:  # the content's order (as created), which the fallback mode order follows
         if (frames.agents["mode"] == name).any():
-            spec = c.modes[name]
-            modes[name] = mode_table_from_frames(name, comp, costs, frames.agents, frames.outcomes,
+            spec = content.modes[name]
+            modes[name] = mode_table_from_frames(name, comp, costs, frames.agents, frames.outcomes, pooled,
                                                  spec.description, spec.insights)
     skills = {k.key: SkillSpec(k.key, k.mode, k.name, k.description, list(k.indicators), list(k.examples),
-                              k.parent_key) for k in c.skills.values()}
-    queries = pd.read_sql(select(Query.id, Query.ext_id, Query.text, Query.split)
-                          .where(Query.handbook_id == loaded.handbook_id), s.connection())
-    model = RoutingModel(
-        handbook=loaded.handbook_name, version=loaded.number, content_hash=loaded.content_hash, modes=modes,
-        skills=skills, handbook_id=loaded.handbook_id, version_id=loaded.version_id, synthetic=loaded.synthetic,
-        skill_queries=_skill_queries(queries, frames.attributions),
-        paths=_paths(queries, frames.outcomes), evidence=_evidence(queries, frames),
-        settings={"prior": prior.kind, "prior_strength": prior.strength, "level": level},
+                              k.parent_key) for k in content.skills.values()}
+    has_queries = queries is not None and not queries.empty
+    return RoutingModel(
+        handbook=handbook, version=version, content_hash=content_hash, modes=modes, skills=skills,
+        skill_queries=_skill_queries(queries, frames) if has_queries else [],
+        paths=_paths(queries, frames.outcomes) if has_queries else None,
+        evidence=_evidence(queries, frames) if has_queries else None,
+        settings={"prior": prior.kind, "prior_strength": prior.strength, "level": level,
+                  "learn_splits": list(frames.learn_splits)},
+        **ids,
     )
-    return model
 
 
-def _skill_queries(queries: pd.DataFrame, attributions: pd.DataFrame) -> list[tuple[str, str, dict[str, float]]]:
-    """Train-split queries with their attributed skills: the retriever's labelled neighbours (val/test queries
-    are left out so validating a router never sees its own answer)."""
-    if attributions.empty or queries.empty:
+def _skill_queries(queries: pd.DataFrame, frames: profile.VersionFrames) -> list[tuple[str, str, dict[str, float]]]:
+    """Queries of the learn splits with their attributed skills: the activation's labelled examples (val/test
+    queries are left out so validating a router never sees its own answer)."""
+    attributions = frames.attributions
+    if attributions.empty:
         return []
-    train = queries[queries["split"] == "train"].set_index("id")["text"]
+    train = queries[queries["split"].isin(frames.learn_splits)].set_index("id")["text"]
     a = attributions[attributions["query_id"].isin(train.index)]
     out = []
     for (qid, mode), g in a.groupby(["query_id", "mode"], sort=True):
@@ -76,17 +89,17 @@ def _skill_queries(queries: pd.DataFrame, attributions: pd.DataFrame) -> list[tu
 
 
 def _paths(queries: pd.DataFrame, outcomes: pd.DataFrame) -> PathEvidence | None:
+    """Mode paths of the learn-split runs, for the offline mode policy."""
     if outcomes.empty or "path" not in outcomes or outcomes["path"].isna().all():
         return None
     o = outcomes.dropna(subset=["path"])
-    o = o[o["split"].fillna("train") == "train"]
     text = queries.set_index("id")["text"]
     return PathEvidence(texts=[str(text.get(q, "")) for q in o["query_id"]], paths=[str(p) for p in o["path"]],
                         success=(o["score"].to_numpy(float) >= 0.5).astype(float))
 
 
 def _evidence(queries: pd.DataFrame, frames: profile.VersionFrames) -> EvidenceIndex:
-    o = frames.outcomes
+    o = frames.evidence  # every split: replay and the oracle read recorded outcomes, nothing is learned here
     outcomes: dict = {}
     if len(o):
         j, cost = o, trajectory_costs(o, frames.agents)

@@ -138,8 +138,10 @@ class RoutingModel:
 
 
 def mode_table_from_frames(mode: str, comp: pd.DataFrame, costs: pd.DataFrame, agents: pd.DataFrame,
-                           outcomes: pd.DataFrame, description: str = "", insights: list | None = None) -> ModeTable:
-    """Pivot one mode's competence table (profile.competence) and costs into arrays."""
+                           outcomes: pd.DataFrame, pooled: pd.DataFrame, description: str = "",
+                           insights: list | None = None) -> ModeTable:
+    """Pivot one mode's competence table (profile.competence), pooled rates (competence.pooled_rates) and costs
+    into arrays."""
     names = sorted(agents.loc[agents["mode"] == mode, "agent"].unique())
     c = comp[comp["mode"] == mode]
     skills = sorted(c["skill"].unique())
@@ -156,13 +158,13 @@ def mode_table_from_frames(mode: str, comp: pd.DataFrame, costs: pd.DataFrame, a
     prices = [(None if np.isnan(a) else float(a), None if np.isnan(b) else float(b))
               for a, b in zip(spec["input_price_per_m"].astype(float), spec["output_price_per_m"].astype(float))]
     o = outcomes[outcomes["mode"] == mode] if len(outcomes) else outcomes
-    s_all = o.groupby("agent")["score"].sum().reindex(names).fillna(0.0).to_numpy(float) if len(o) else np.zeros(len(names))
-    n_all = o.groupby("agent")["score"].size().reindex(names).fillna(0).to_numpy(float) if len(o) else np.zeros(len(names))
+    pool = pooled[pooled["mode"] == mode].drop_duplicates("agent").set_index("agent").reindex(names)
+    s_all, n_all = pool["s_mode"].fillna(0.0).to_numpy(float), pool["n_mode"].fillna(0.0).to_numpy(float)
     tr = o[o["split"] == "train"] if len(o) else o
     train = tr.groupby("agent")["score"].mean().reindex(names).to_numpy(float) if len(tr) else np.full(len(names), np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         overall = np.where(n_all > 0, s_all / np.where(n_all > 0, n_all, 1.0), 0.0)
-    general = (s_all + 1.0) / (n_all + 2.0)
+    general = pool["p"].fillna(0.5).to_numpy(float)  # the pooled rate: the score when no skill is active
     mean = grid("mean", np.nan)
     mean = np.where(np.isnan(mean), general[:, None], mean)
     return ModeTable(
@@ -179,21 +181,22 @@ def table_from_arrays(mode: str, agents: list[str], skills: list[str], mean, cos
                       overall_rate=None, train_rate=None, general=None, models: list[str] | None = None,
                       level: float = 0.95) -> ModeTable:
     """A ModeTable from plain arrays (tests, benchmarks, hand-built examples). `n` defaults to 10 attempts per
-    (agent, skill) and `successes` to mean x n; alpha = 1 + S, beta = 1 + n - S."""
-    from scipy import stats
+    (agent, skill) and `successes` to mean x n; alpha and beta are the flat-prior posterior of those counts and the
+    interval comes from `posterior`, like every other table; `mean` is taken as given."""
+    from skillorchestra_core import posterior
 
     mean = np.asarray(mean, float).reshape(len(agents), len(skills))
     n = np.full(mean.shape, 10.0) if n is None else np.asarray(n, float).reshape(mean.shape)
     s = mean * n if successes is None else np.asarray(successes, float).reshape(mean.shape)
-    alpha, beta = 1.0 + s, 1.0 + n - s
-    tail = (1.0 - level) / 2.0
+    alpha, beta = posterior.posterior_params(s, n - s, *posterior.flat_prior(mean.shape))
+    ci_low, ci_high = posterior.credible_interval(alpha, beta, level)
     cost = np.asarray(cost, float)
     overall = np.asarray(overall_rate, float) if overall_rate is not None else (
         s.sum(1) / np.maximum(n.sum(1), 1e-12))
     return ModeTable(
         mode=mode, agents=list(agents), models=list(models or agents), skills=list(skills), mean=mean,
-        ci_low=stats.beta.ppf(tail, alpha, beta), ci_high=stats.beta.ppf(1 - tail, alpha, beta), alpha=alpha,
-        beta=beta, n=n, successes=s, cost=cost, cost_source=["given"] * len(agents),
+        ci_low=ci_low, ci_high=ci_high, alpha=alpha, beta=beta, n=n, successes=s, cost=cost,
+        cost_source=["given"] * len(agents),
         general=np.asarray(general, float) if general is not None else mean.mean(1) if len(skills) else
         np.full(len(agents), 0.5), overall_rate=overall,
         train_rate=np.asarray(train_rate, float) if train_rate is not None else np.full(len(agents), np.nan))

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from skillorchestra_core.errors import StudioError
 from skillorchestra_core.handbook.content import SkillSpec
@@ -68,57 +67,24 @@ def from_snapshot(data: dict[str, Any]) -> RoutingModel:
 
 
 def from_reference_handbook(data: dict[str, Any], name: str = "reference-handbook", digest: str = "",
-                            level: float = 0.95) -> RoutingModel:
-    """A RoutingModel from the reference code's canonical handbook JSON (also what `skillorchestra export` writes in
-    the canonical format, whose `metadata.studio` block names the handbook, version, hash and price cards)."""
-    meta = data.get("metadata") or {}
-    studio = meta.get("studio") or {}
-    skills = {}
-    for sid, s in data.get("skills", {}).items():
-        skills[sid] = SkillSpec(sid, s.get("mode", ""), s.get("name", ""), s.get("description", ""),
-                               list(s.get("indicators", [])), list(s.get("examples", [])), s.get("parent_skill_id"))
-    index = data.get("mode_skill_index") or {}
-    modes = {}
-    profiles = {key: p for key, p in data.get("agent_profiles", {}).items()}
-    for mode_name, mode_meta in (data.get("modes") or {}).items():
-        keys_in_mode = sorted((p.get("agent_id") or key, key) for key, p in profiles.items()
-                              if p.get("mode") == mode_name)
-        if not keys_in_mode:
-            continue
-        agents = [a for a, _ in keys_in_mode]
-        prof = [profiles[key] for _, key in keys_in_mode]
-        modes[mode_name] = _reference_table(mode_name, agents, prof, skills, index, mode_meta or {}, level,
-                                            studio.get("agents") or {}, [key for _, key in keys_in_mode])
-    return RoutingModel(handbook=studio.get("handbook") or name, version=studio.get("version"),
-                        content_hash=studio.get("content_hash") or digest, modes=modes, skills=skills,
-                        settings={"source": "handbook JSON (alpha/beta as stored)",
-                                  "reference_version": meta.get("version")})
+                            level: float | None = None) -> RoutingModel:
+    """A RoutingModel from the canonical handbook JSON (the reference code's, or what `skillorchestra export`
+    writes, whose `metadata.studio` block names the handbook, version, hash, prices and prior).
 
+    The file is read exactly as `skillorchestra import handbook` reads it (its alpha/beta become imported counts)
+    and turned into posteriors by the same competence code as a stored version, so routing from the file and from
+    the imported handbook agree."""
+    from skillorchestra_core.formats.canonical import parse_canonical
+    from skillorchestra_core.learning.profile import frames_from_content
+    from skillorchestra_core.routing.build import model_from_frames
 
-def _reference_table(mode, agents, prof, skills, index, mode_meta, level, cards, keys) -> ModeTable:
-    skill_keys = sorted(set(index.get(mode, [])) | {k for k, s in skills.items() if s.mode == mode})
-    alpha = np.ones((len(agents), len(skill_keys)))
-    beta = np.ones((len(agents), len(skill_keys)))
-    for i, p in enumerate(prof):
-        for j, k in enumerate(skill_keys):
-            counts = (p.get("skill_competence") or {}).get(k)
-            if counts:
-                alpha[i, j], beta[i, j] = float(counts["alpha"]), float(counts["beta"])
-    tail = (1.0 - level) / 2.0
-    attempts = np.array([float(p.get("total_attempts") or 0) for p in prof])
-    wins = np.array([float(p.get("total_successes") or 0) for p in prof])
-    cost = np.array([float((p.get("cost_stats") or {}).get("avg_cost_usd") or 0.0) for p in prof])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        overall = np.where(attempts > 0, wins / np.where(attempts > 0, attempts, 1), 0.0)
-    prices = [((cards.get(k) or {}).get("input_price_per_m"), (cards.get(k) or {}).get("output_price_per_m"))
-              for k in keys]
-    return ModeTable(
-        mode=mode, agents=agents, models=[p.get("model_name") or a for a, p in zip(agents, prof)], skills=skill_keys,
-        mean=alpha / (alpha + beta), ci_low=stats.beta.ppf(tail, alpha, beta),
-        ci_high=stats.beta.ppf(1 - tail, alpha, beta), alpha=alpha, beta=beta, n=np.maximum(alpha + beta - 2.0, 0.0),
-        successes=np.maximum(alpha - 1.0, 0.0), cost=cost, cost_source=["imported"] * len(agents),
-        general=(wins + 1.0) / (attempts + 2.0), overall_rate=overall, train_rate=np.full(len(agents), np.nan),
-        description=mode_meta.get("description", ""), insights=list(mode_meta.get("insights", [])), prices=prices)
+    content = parse_canonical(data, name)
+    studio = (data.get("metadata") or {}).get("studio") or {}
+    model = model_from_frames(frames_from_content(content), content, handbook=studio.get("handbook") or name,
+                              version=studio.get("version"), content_hash=studio.get("content_hash") or digest,
+                              level=level)
+    model.settings["source"] = "handbook JSON (imported counts)"
+    return model
 
 
 def load_model_file(path: str | Path | dict) -> RoutingModel:

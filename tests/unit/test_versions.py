@@ -65,7 +65,9 @@ def test_frames_can_hold_out_validation_and_test_queries(db_session):
             for i in range(9)]
     ingest_outcomes(db_session, "hb", data, source_label="f.csv", skills_from_task=True)
     v = load_version(db_session, "hb")
-    assert len(profile.load_frames(db_session, v).outcomes) == 9
+    frames = profile.load_frames(db_session, v)
+    assert len(frames.evidence) == 9 and len(frames.outcomes) == 3  # learns from train by default
+    assert frames.learned_from == "learned from 3 train queries"
     train = profile.load_frames(db_session, v, splits=("train",))
     assert set(train.outcomes["split"]) == {"train"} and len(train.outcomes) == 3
     assert profile.competence(train)["n"].iloc[0] == 3
