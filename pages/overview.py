@@ -30,7 +30,7 @@ if sel.handbook:
     st.subheader(f"{ov.label}")
     if ov.synthetic:
         st.info("Synthetic demo data made by `skillorchestra demo` from a fixed seed: not real model outcomes.")
-    cols = st.columns(5)
+    cols = st.columns(len(ov.counts))
     for col, (label, value) in zip(cols, ov.counts.items()):
         col.metric(label, value)
     st.caption(f"Content hash `{ov.content_hash[:12]}` · author {ov.author} · {ov.message}")

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import sqlite3
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -81,3 +85,64 @@ def llmrouter_dir() -> Path:
 def app_path() -> str:
     """The Streamlit entry point, for AppTest.from_file (relative paths resolve against the test file)."""
     return str(ROOT / "app.py")
+
+
+PG_BIN = next((p for p in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+               if (p / "initdb").exists()), None) if Path("/usr/lib/postgresql").exists() else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def pg_url():
+    """A throwaway PostgreSQL cluster on loopback for the whole run (skipped where the server is not installed)."""
+    if PG_BIN is None or shutil.which("runuser") is None:
+        pytest.skip("PostgreSQL server binaries (/usr/lib/postgresql/*/bin) not installed")
+    if os.geteuid() != 0:
+        pytest.skip("starting a throwaway PostgreSQL cluster here needs root (to run it as user postgres)")
+    pytest.importorskip("psycopg")
+    data = Path(tempfile.mkdtemp(prefix="studio-pg-"))  # pytest's tmp dirs are private to root
+    shutil.chown(data, "postgres")
+    data.chmod(0o700)
+    port = _free_port()
+    as_pg = ["runuser", "-u", "postgres", "--"]
+    subprocess.run([*as_pg, str(PG_BIN / "initdb"), "-D", str(data / "db"), "-A", "trust", "-U", "postgres"],
+                   check=True, capture_output=True)
+    subprocess.run([*as_pg, str(PG_BIN / "pg_ctl"), "-D", str(data / "db"), "-w", "-l", str(data / "log"), "-o",
+                    f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"], check=True, capture_output=True)
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        from skillorchestra_core.db import dispose_engines
+
+        dispose_engines()
+        subprocess.run([*as_pg, str(PG_BIN / "pg_ctl"), "-D", str(data / "db"), "-m", "immediate", "stop"],
+                       capture_output=True)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_db_url(pg_url):
+    """A fresh, empty database in the throwaway cluster."""
+    import uuid
+
+    from sqlalchemy import create_engine, text
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE {name}"))
+    admin.dispose()
+    yield pg_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_db_url(request, tmp_path):
+    """The same test on an SQLite file and on PostgreSQL (skipped where the server is not installed)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'studio.db'}"
+    return request.getfixturevalue("pg_db_url")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import typer
 
-from skillorchestra_core.cli.common import db_session
+from skillorchestra_core.cli.common import db_session, state
+from skillorchestra_core.db.engine import write_with_retry
 
 import_app = typer.Typer(no_args_is_help=True, help="Import evidence or a handbook file into a handbook.")
 
@@ -24,9 +25,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(do) -> None:
-    with db_session() as s:
-        report = do(s)
-        s.commit()  # only reached when every check passed; leaving the block otherwise rolls back
+    # One transaction, committed only when every check passed; redone when a concurrent writer got there first.
+    report = write_with_retry(do, state.db_url)
     for line in report.lines():
         typer.echo(line)
 

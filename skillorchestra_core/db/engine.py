@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import random
 import threading
+import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from sqlalchemy import event, text
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, create_engine
 
 from skillorchestra_core.db.migrations import upgrade
+from skillorchestra_core.errors import Conflict
 from skillorchestra_core.settings import get_settings
 
+T = TypeVar("T")
 _SQLITE_PRAGMAS = ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=5000")
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
@@ -79,3 +85,27 @@ def lock_for_write(s: Session, key: str) -> None:
 def _lock_key(key: str) -> int:
     digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def write_with_retry(work: Callable[[Session], T], url: str | None = None, attempts: int = 8) -> T:
+    """Run `work(session)` in its own transaction and commit; when another writer got there first (a Conflict on
+    the latest version, SQLite's "database is locked", a unique key taken concurrently), roll back and redo it
+    from scratch, so concurrent imports all land, one after the other."""
+    for attempt in range(1, attempts + 1):
+        with session(url) as s:
+            try:
+                result = work(s)
+                s.commit()
+                return result
+            except (Conflict, OperationalError, IntegrityError) as exc:
+                s.rollback()
+                if attempt == attempts or not _retryable(exc):
+                    raise
+        time.sleep(min(2.0, 0.05 * 2 ** attempt) * (0.5 + random.random()))
+    raise AssertionError("unreachable")
+
+
+def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, OperationalError):
+        return "locked" in str(exc) or "busy" in str(exc)
+    return True

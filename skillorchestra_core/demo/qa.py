@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import string
+from typing import Callable
 
 import numpy as np
 from sqlmodel import Session
@@ -97,7 +98,7 @@ def generate_rows(rng: np.random.Generator) -> tuple[list[OutcomeRow], dict[str,
     return rows, skill_of, group_of
 
 
-def _prepare(skill_of: dict[str, str], texts: dict[str, str]):
+def _prepare(skill_of: dict[str, str], texts: dict[str, str], train: set[str]):
     def prepare(content: HandbookContent, query_ids: dict[str, int]) -> None:
         mode = content.modes[MODE]
         mode.description = "Answer the question directly with one model call."
@@ -116,7 +117,7 @@ def _prepare(skill_of: dict[str, str], texts: dict[str, str]):
             examples[leaf.key] = []
         for ext_id, key in skill_of.items():
             content.attributions[(query_ids[ext_id], MODE, key)] = (1.0, "label")
-            if len(examples[key]) < 3:
+            if ext_id in train and len(examples[key]) < 3:  # examples are learned: train questions only
                 examples[key].append(ext_id)
         for key, ids in examples.items():
             content.skills[key].examples = [texts[i] for i in ids]
@@ -128,14 +129,19 @@ def _prepare(skill_of: dict[str, str], texts: dict[str, str]):
     return prepare
 
 
-def build(s: Session, seed: int) -> IngestResult:
+def build(s: Session, seed: int, *, name: str = NAME,
+          edit_rows: Callable[[list[OutcomeRow]], list[OutcomeRow]] | None = None) -> IngestResult:
+    """Build demo-qa; `edit_rows` may alter the generated rows first (what-if copies, e.g. in held-out tests)."""
     rng = np.random.default_rng(seed)
     rows, skill_of, _groups = generate_rows(rng)
+    if edit_rows is not None:
+        rows = edit_rows(rows)
     hints = {a: AgentHint(model=m, input_price_per_m=pin, output_price_per_m=pout, price_source="card")
              for a, (m, pin, pout) in cat.AGENTS.items()}
-    prepare = _prepare(skill_of, {r.query_id: r.query for r in rows})
+    train = {r.query_id for r in rows if r.split == "train"}
+    prepare = _prepare(skill_of, {r.query_id: r.query for r in rows}, train)
     return ingest_outcomes(
-        s, NAME, rows, source_label="skillorchestra demo (demo-qa)", author="demo", synthetic=True,
+        s, name, rows, source_label="skillorchestra demo (demo-qa)", author="demo", synthetic=True,
         message="Synthetic demo: six-model QA pool, 7 categories, 15 sub-skills", agent_hints=hints,
         description="Synthetic model-routing demo (one mode, the paper's six-model pool).", prepare=prepare,
     )

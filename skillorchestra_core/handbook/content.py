@@ -110,11 +110,7 @@ def validate_content(content: HandbookContent) -> list[str]:
     for key, skill in sorted(content.skills.items()):
         if skill.mode not in content.modes:
             problems.append(f"skill {key!r} is in unknown mode {skill.mode!r}")
-        if skill.parent_key and skill.parent_key not in content.skills:
-            problems.append(f"skill {key!r} has unknown parent {skill.parent_key!r}")
-        elif skill.parent_key and content.skills[skill.parent_key].mode != skill.mode:
-            problems.append(f"skill {key!r} has parent {skill.parent_key!r} in another mode")
-    problems.extend(_cycles(content))
+    problems.extend(tree_problems(content))
     bad_splits = sorted(set(content.learn_splits) - set(SPLITS))
     if bad_splits or not content.learn_splits:
         problems.append(f"learn splits must be some of {', '.join(SPLITS)}, got {list(content.learn_splits)}")
@@ -138,6 +134,17 @@ def validate_content(content: HandbookContent) -> list[str]:
     if bad:
         problems.append(f"{len(bad)} (query, mode) attribution(s) do not sum to 1, e.g. query {bad[0][0]}")
     return problems
+
+
+def tree_problems(content: HandbookContent) -> list[str]:
+    """Problems of the skill tree alone: unknown or cross-mode parents and parent cycles."""
+    problems = []
+    for key, skill in sorted(content.skills.items()):
+        if skill.parent_key and skill.parent_key not in content.skills:
+            problems.append(f"skill {key!r} has unknown parent {skill.parent_key!r}")
+        elif skill.parent_key and content.skills[skill.parent_key].mode != skill.mode:
+            problems.append(f"skill {key!r} has parent {skill.parent_key!r} in another mode")
+    return problems + _cycles(content)
 
 
 def _cycles(content: HandbookContent) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 
 from skillorchestra_core.errors import StudioError
-from skillorchestra_core.handbook.content import HandbookContent, ImportedCounts, SkillSpec
+from skillorchestra_core.handbook.content import HandbookContent, ImportedCounts, SkillSpec, tree_problems
 
 
 def _require(content: HandbookContent, key: str) -> SkillSpec:
@@ -25,8 +25,11 @@ def merge_skills(content: HandbookContent, first: str, second: str, merged: Skil
         raise StudioError(f"can only merge skills of one mode ({a.mode!r} vs {b.mode!r})")
     if merged.key in content.skills and merged.key not in (first, second):
         raise StudioError(f"skill {merged.key!r} already exists")
-    out = copy.deepcopy(content)
     gone = {first, second}
+    if merged.parent_key in gone or merged.parent_key == merged.key:
+        raise StudioError(f"the merged skill {merged.key!r} cannot have {merged.parent_key!r} as its parent: "
+                          "that skill is merged into it (a skill cannot be its own parent)")
+    out = copy.deepcopy(content)
     for key in gone:
         del out.skills[key]
     out.skills[merged.key] = copy.deepcopy(merged)
@@ -47,7 +50,15 @@ def merge_skills(content: HandbookContent, first: str, second: str, merged: Skil
         acc[1] += max(counts.beta - 1.0, 0.0)
     for (agent, mode), (alpha, beta) in summed.items():
         out.imported[(agent, mode, merged.key)] = ImportedCounts(agent, mode, merged.key, alpha, beta)
+    _require_sound(out)
     return out
+
+
+def _require_sound(content: HandbookContent) -> None:
+    """An edit must leave a sound skill tree (known parents in the same mode, no cycle): refuse it otherwise."""
+    problems = tree_problems(content)
+    if problems:
+        raise StudioError("this edit would make the handbook inconsistent: " + "; ".join(problems[:3]))
 
 
 def split_skill(content: HandbookContent, parent: str, children: list[SkillSpec],
@@ -76,4 +87,5 @@ def split_skill(content: HandbookContent, parent: str, children: list[SkillSpec]
         else:
             moved[(q, m, k)] = (w, by)
     out.attributions = moved
+    _require_sound(out)
     return out

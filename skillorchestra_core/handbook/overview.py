@@ -33,8 +33,9 @@ def version_overview(s: Session, name: str, number: int | None = None) -> Versio
     frames = profile.load_frames(s, loaded)
     c = loaded.content
     counts = {
-        "Queries": int(frames.outcomes["query_id"].nunique()),
-        "Trajectories": len(frames.outcomes),
+        "Queries": int(frames.evidence["query_id"].nunique()),
+        "Trajectories": len(frames.evidence),
+        "Learned from": f"{int(frames.outcomes['query_id'].nunique()):,} {'+'.join(frames.learn_splits)} queries",
         "Modes": len(c.modes),
         "Skills": len(c.skills),
         "Agents": len(c.agents),
@@ -76,13 +77,15 @@ def show_record(s: Session, name: str, number: int | None = None, prior: PriorCo
         "version": loaded.number,
         "content_hash": loaded.content_hash,
         "synthetic": loaded.synthetic,
-        "counts": {"queries": int(frames.outcomes["query_id"].nunique()), "trajectories": len(frames.outcomes),
+        "counts": {"queries": int(frames.evidence["query_id"].nunique()), "trajectories": len(frames.evidence),
                    "agents": len(c.agents), "skills": len(c.skills), "modes": len(c.modes)},
+        "learn_splits": list(frames.learn_splits),
+        "learned_from": frames.learned_from,
         "modes": [{"name": m.name, "description": m.description, "insights": m.insights}
                   for m in sorted(c.modes.values(), key=lambda m: m.name)],
         "skills": [{"key": k.key, "mode": k.mode, "name": k.name, "description": k.description,
-                    "parent": k.parent_key, "indicators": k.indicators} for k in sorted(c.skills.values(),
-                                                                                      key=lambda k: k.key)],
+                    "parent": k.parent_key, "indicators": k.indicators, "provenance": k.provenance}
+                   for k in sorted(c.skills.values(), key=lambda k: k.key)],
         "agents": [{"name": a.name, "mode": a.mode, "model": a.model, "input_price_per_m": a.input_price_per_m,
                     "output_price_per_m": a.output_price_per_m, "price_source": a.price_source,
                     "cost_per_call": float(costs.loc[(a.name, a.mode), "cost"]),

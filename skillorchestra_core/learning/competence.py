@@ -150,8 +150,14 @@ def _imported_totals(agents: pd.DataFrame) -> pd.DataFrame:
 
 
 def _leaf_rows(imported: pd.DataFrame | None, skills: pd.DataFrame) -> pd.DataFrame | None:
-    """Imported counts of leaf skills only, so a parent's counts do not pool twice with its children's."""
+    """Imported counts that pool: a skill's counts are left out when a descendant of it has counts of the same
+    agent (a reference handbook stores a parent's counts as its children's sum, so they would pool twice). A parent
+    whose children carry no imported counts (after a split) still pools its own."""
     if imported is None or imported.empty:
         return imported
-    parents = set(skills["parent"].dropna())
-    return imported[~imported["skill"].isin(parents)]
+    pairs = ancestor_pairs(skills)
+    above = pairs[pairs["skill"] != pairs["target"]]
+    covered = imported[["agent", "mode", "skill"]].merge(above, on="skill")[["agent", "mode", "target"]]
+    covered = covered.drop_duplicates().rename(columns={"target": "skill"})
+    keep = imported.merge(covered, on=["agent", "mode", "skill"], how="left", indicator=True)["_merge"] == "left_only"
+    return imported[keep.to_numpy()]

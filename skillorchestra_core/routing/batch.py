@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from skillorchestra_core.routing.activation import retriever
+from skillorchestra_core.routing.inputs import check_lambda, check_query
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.utility import TIE_EPS
 
@@ -79,6 +80,8 @@ def route_batch(model: RoutingModel, queries: list[str], *, lam: float, mode: st
                 cost_unit: str = "normalised", top_k: int = 3) -> BatchResult:
     """Offline activation per query, then one vectorised decision per query in `mode` (default: the terminal mode
     for multi-mode handbooks, the only mode otherwise)."""
+    lam = check_lambda(lam)
+    queries = [check_query(q, i) for i, q in enumerate(queries)]
     mode = mode or (model.mode_names[0] if len(model.modes) == 1 else model.terminal_mode())
     table = model.table(mode)
     r = retriever(model, mode)

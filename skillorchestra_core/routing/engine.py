@@ -15,6 +15,7 @@ import numpy as np
 from skillorchestra_core.llm import LlmClient
 from skillorchestra_core.routing.activation import Activation, activate
 from skillorchestra_core.routing.execution import Executor
+from skillorchestra_core.routing.inputs import check_lambda, check_query
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.modes import ModePolicy
 from skillorchestra_core.routing.routers import DecisionInput, get_router
@@ -48,8 +49,7 @@ class RouteOptions:
             raise ValueError(f"unknown execution {self.execute!r}; use {', '.join(EXECUTIONS)}")
         if self.cost_unit not in ("normalised", "usd"):
             raise ValueError(f"unknown cost unit {self.cost_unit!r}; use normalised or usd")
-        if not (self.lam >= 0):
-            raise ValueError(f"lambda must be >= 0, got {self.lam}")
+        self.lam = check_lambda(self.lam)
 
     def make_router(self):
         if self.router == "reference-rule":
@@ -126,11 +126,10 @@ def decide_step(index: int, table: ModeTable, activation: Activation, options: R
 class RouteRun:
     def __init__(self, model: RoutingModel, query: str, options: RouteOptions | None = None, *,
                  llm: LlmClient | None = None, executor: Executor | None = None):
-        if not query or not query.strip():
-            raise ValueError("the query is empty")
+        query = check_query(query)
         if not model.modes:
             raise ValueError(f"{model.label} has no agents to route to")
-        self.model, self.query, self.options = model, query.strip(), options or RouteOptions()
+        self.model, self.query, self.options = model, query, options or RouteOptions()
         self.llm = llm
         self.executor = executor or Executor(self.options.execute, llm=llm)
         self.router = self.options.make_router()

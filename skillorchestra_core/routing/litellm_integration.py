@@ -2,6 +2,7 @@
 
     from litellm import Router
     from skillorchestra_core.routing.api import HandbookRouter
+from skillorchestra_core.routing.inputs import check_lambda, check_query
     from skillorchestra_core.routing.litellm_integration import HandbookRoutingStrategy
 
     handbook = HandbookRouter.from_database("demo-qa", lam=0.1)
@@ -26,6 +27,7 @@ import warnings
 from typing import Any
 
 from skillorchestra_core.routing.api import HandbookRouter
+from skillorchestra_core.routing.inputs import check_lambda, check_query
 from skillorchestra_core.routing.trace import RouteTrace
 
 
@@ -43,7 +45,7 @@ def query_text(messages: list[dict] | None, input: Any = None) -> str:
 
 class HandbookRoutingStrategy:
     def __init__(self, handbook: HandbookRouter, *, lam: float | None = None, mode: str | None = None):
-        self.handbook, self.lam, self.mode = handbook, lam, mode
+        self.handbook, self.lam, self.mode = handbook, None if lam is None else check_lambda(lam), mode
         self.router = None
         self._local = threading.local()
 
@@ -85,9 +87,9 @@ class HandbookRoutingStrategy:
 
     def pick(self, model: str, messages: list[dict] | None = None, input: Any = None,
              request_kwargs: dict | None = None) -> dict:
+        text = check_query(query_text(messages, input))
         deployments = self._deployments(model)
-        text = query_text(messages, input)
-        trace = self.handbook.route(text, lam=self.lam) if text.strip() else None
+        trace = self.handbook.route(text, lam=self.lam)
         self._local.trace = trace
         if trace is None or not trace.steps:
             return deployments[0]

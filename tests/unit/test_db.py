@@ -74,3 +74,38 @@ def test_concurrent_writers_do_not_hit_database_locked(db_url):
     assert errors == []
     with engine.connect() as conn:
         assert conn.execute(text("SELECT COUNT(*) FROM audit_log")).scalar() == 200
+
+
+def test_migration_2_turns_watermarks_into_evidence_batches(db_url):
+    """A database of schema 1 (versions see trajectories up to an id watermark) keeps every version's evidence."""
+    import sqlite3
+
+    from skillorchestra_core.db import dispose_engines, session
+    from skillorchestra_core.evidence.ingest import OutcomeRow, ingest_outcomes
+    from skillorchestra_core.handbook.store import load_version
+    from skillorchestra_core.learning import profile
+
+    def rows(tag):
+        return [OutcomeRow(i + 1, f"{tag}{i}", f"q {tag}{i}", "a", float(i % 2), task="t", split="train")
+                for i in range(6)]
+
+    with session(db_url) as s:
+        ingest_outcomes(s, "hb", rows("x"), source_label="x", skills_from_task=True)
+        ingest_outcomes(s, "hb", rows("y"), source_label="y", skills_from_task=True)
+        s.commit()
+        before = [len(profile.load_frames(s, load_version(s, "hb", n)).evidence) for n in (1, 2)]
+    dispose_engines()
+    con = sqlite3.connect(db_url.removeprefix("sqlite:///"))
+    con.executescript("""
+        UPDATE handbook_version SET evidence_watermark = CASE number WHEN 1 THEN 6 ELSE 12 END;
+        PRAGMA foreign_keys = OFF;
+        CREATE TABLE old_trajectory AS SELECT id, handbook_id, query_id, agent, mode, score, prompt_tokens,
+            completion_tokens, cost_usd, latency_s, response, source, path, created_at FROM trajectory;
+        DROP TABLE trajectory; ALTER TABLE old_trajectory RENAME TO trajectory;
+        DROP TABLE version_batch; DROP TABLE evidence_batch; DELETE FROM schema_migration WHERE version = 2;
+    """)
+    con.close()
+    with session(db_url) as s:  # opening migrates
+        after = [len(profile.load_frames(s, load_version(s, "hb", n)).evidence) for n in (1, 2)]
+    dispose_engines()
+    assert before == after == [6, 12]

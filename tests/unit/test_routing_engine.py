@@ -186,7 +186,7 @@ def test_options_are_validated():
 
 def test_an_empty_query_is_refused(models):
     qa, _ = models
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="blank"):
         route(qa, "   ")
 
 
