@@ -2,8 +2,8 @@
 
 Two inputs are understood:
 - our routing snapshot (`to_snapshot`): the precomputed arrays of one version, exact to the database's routing;
-- the SkillOrchestra reference handbook JSON (`agent_profiles` with alpha/beta per skill, `cost_stats`): posterior
-  means are alpha / (alpha + beta) of the stored counts (which include the reference code's Beta(1,1) prior).
+- the canonical handbook JSON (the reference code's or our export): read exactly as `import handbook` reads it, its
+  alpha/beta becoming imported counts, and turned into posteriors by the same competence code as a stored version.
 Replay needs the evidence and therefore the database; a file-based model routes and dry-runs.
 """
 
