@@ -16,8 +16,8 @@ from skillorchestra_core.handbook.content import SkillSpec
 from skillorchestra_core.handbook.store import LoadedVersion, load_version, load_version_by_id
 from skillorchestra_core.learning import profile
 from skillorchestra_core.learning.competence import PriorConfig
+from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import (
-    EvidenceIndex,
     PathEvidence,
     RoutingModel,
     mode_table_from_frames,
@@ -27,10 +27,6 @@ from skillorchestra_core.settings import get_settings
 _CACHE: "OrderedDict[tuple, RoutingModel]" = OrderedDict()
 _LOCK = threading.Lock()
 _CACHE_SIZE = 16
-
-
-def normalise_text(text: str) -> str:
-    return " ".join(text.split()).lower()
 
 
 def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | None = None,
@@ -56,7 +52,7 @@ def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | 
         handbook=loaded.handbook_name, version=loaded.number, content_hash=loaded.content_hash, modes=modes,
         skills=skills, handbook_id=loaded.handbook_id, version_id=loaded.version_id, synthetic=loaded.synthetic,
         skill_queries=_skill_queries(queries, frames.attributions),
-        paths=_paths(queries, frames.outcomes), evidence=_evidence(queries, frames),
+        paths=_paths(queries, frames.outcomes), evidence=_evidence(queries, frames.outcomes, frames.agents),
         settings={"prior": prior.kind, "prior_strength": prior.strength, "level": level},
     )
     return model
@@ -67,11 +63,17 @@ def _skill_queries(queries: pd.DataFrame, attributions: pd.DataFrame) -> list[tu
     are left out so validating a router never sees its own answer)."""
     if attributions.empty or queries.empty:
         return []
-    train = queries[queries["split"] == "train"].set_index("id")["text"]
-    a = attributions[attributions["query_id"].isin(train.index)]
-    out = []
-    for (qid, mode), g in a.groupby(["query_id", "mode"], sort=True):
-        out.append((str(train[qid]), str(mode), dict(zip(g["skill"], g["weight"].astype(float)))))
+    train = queries.loc[queries["split"] == "train", ["id", "text"]].rename(columns={"id": "query_id"})
+    a = attributions.merge(train, on="query_id").sort_values(["query_id", "mode"], kind="stable")
+    out: list[tuple[str, str, dict[str, float]]] = []
+    last = None
+    for qid, mode, text, skill, weight in zip(a["query_id"].tolist(), a["mode"].astype(str).tolist(),
+                                              a["text"].astype(str).tolist(), a["skill"].tolist(),
+                                              a["weight"].astype(float).tolist()):
+        if (qid, mode) != last:
+            out.append((text, mode, {}))
+            last = (qid, mode)
+        out[-1][2][skill] = weight
     return out
 
 
@@ -81,28 +83,20 @@ def _paths(queries: pd.DataFrame, outcomes: pd.DataFrame) -> PathEvidence | None
     o = outcomes.dropna(subset=["path"])
     o = o[o["split"].fillna("train") == "train"]
     text = queries.set_index("id")["text"]
-    return PathEvidence(texts=[str(text.get(q, "")) for q in o["query_id"]], paths=[str(p) for p in o["path"]],
+    texts = text.reindex(o["query_id"].to_numpy()).fillna("").astype(str).tolist()
+    return PathEvidence(texts=texts, paths=o["path"].astype(str).tolist(),
                         success=(o["score"].to_numpy(float) >= 0.5).astype(float))
 
 
-def _evidence(queries: pd.DataFrame, frames: profile.VersionFrames) -> EvidenceIndex:
-    o = frames.outcomes
-    outcomes: dict = {}
-    if len(o):
-        j, cost = o, trajectory_costs(o, frames.agents)
-        # "import" evidence first, then any other source, oldest first: one outcome per (query, mode, agent).
-        order = np.lexsort((j["trajectory_id"].to_numpy(), (j["source"] != "import").to_numpy()))
-        for i in order:
-            key = (int(j["query_id"].iat[i]), str(j["mode"].iat[i]), str(j["agent"].iat[i]))
-            if key not in outcomes:
-                ci = float(cost[i])
-                outcomes[key] = (float(j["score"].iat[i]), None if np.isnan(ci) else ci, int(j["trajectory_id"].iat[i]))
-    return EvidenceIndex(
-        by_text={normalise_text(t): int(q) for q, t in zip(queries["id"], queries["text"])},
-        by_ref={str(e): int(q) for q, e in zip(queries["id"], queries["ext_id"])},
-        refs={int(q): str(e) for q, e in zip(queries["id"], queries["ext_id"])},
-        outcomes=outcomes,
-    )
+def _evidence(queries: pd.DataFrame, outcomes: pd.DataFrame, agents: pd.DataFrame) -> EvidenceIndex:
+    """Every recorded outcome, one per (query, mode, agent): "import" evidence first, then any other source,
+    oldest first (vectorised; see EvidenceIndex.from_frame)."""
+    o = outcomes
+    cost = trajectory_costs(o, agents) if len(o) else np.zeros(0)
+    return EvidenceIndex.from_frame(
+        queries["id"].to_numpy(), queries["ext_id"].tolist(), queries["text"].tolist(),
+        o["query_id"].to_numpy(), o["mode"].to_numpy(object), o["agent"].to_numpy(object),
+        o["score"].to_numpy(float), cost, o["trajectory_id"].to_numpy(), (o["source"] == "import").to_numpy())
 
 
 def routing_model(s: Session, handbook: str | None = None, number: int | None = None, *,

@@ -38,7 +38,7 @@ class Executor:
         if model.evidence is None or query_id is None:
             return Execution(mode="replay", status="no_record", estimated_cost_usd=estimate,
                              detail="the query is not in the evidence: there is no recorded outcome to replay")
-        hit = model.evidence.outcomes.get((query_id, step.mode, step.chosen))
+        hit = model.evidence.outcome(query_id, step.mode, step.chosen)
         if hit is None:
             return Execution(mode="replay", status="no_record", estimated_cost_usd=estimate,
                              detail=f"{step.chosen} has no recorded attempt on this query in mode {step.mode}")
