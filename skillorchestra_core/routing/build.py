@@ -1,28 +1,30 @@
-"""Build a RoutingModel from a stored version (evidence -> competence -> arrays), cached per immutable version."""
+"""Build a RoutingModel from a stored version (evidence -> competence -> arrays), cached per immutable version:
+in this process (an LRU) and on disk next to the database (`routing.cache`), so only the first process to route
+with a version pays for reading its evidence. The build path imports pandas and scipy; a cache hit does not."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from sqlalchemy import select
 from sqlmodel import Session
 
-from skillorchestra_core.db.models import Query
-from skillorchestra_core.evidence.costs import trajectory_costs
+from skillorchestra_core.db.models import HandbookVersion
+from skillorchestra_core.errors import NotFound
 from skillorchestra_core.handbook.content import SkillSpec
-from skillorchestra_core.handbook.store import LoadedVersion, load_version, load_version_by_id
-from skillorchestra_core.learning import profile
-from skillorchestra_core.learning.competence import PriorConfig
+from skillorchestra_core.handbook.store import LoadedVersion, get_version, load_version_by_id
+from skillorchestra_core.routing import cache
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
-from skillorchestra_core.routing.model import (
-    PathEvidence,
-    RoutingModel,
-    mode_table_from_frames,
-)
+from skillorchestra_core.routing.model import PathEvidence, RoutingModel
 from skillorchestra_core.settings import get_settings
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from skillorchestra_core.learning import profile
+    from skillorchestra_core.learning.competence import PriorConfig
 
 _CACHE: "OrderedDict[tuple, RoutingModel]" = OrderedDict()
 _LOCK = threading.Lock()
@@ -31,6 +33,14 @@ _CACHE_SIZE = 16
 
 def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | None = None,
                         level: float | None = None) -> RoutingModel:
+    import pandas as pd
+    from sqlalchemy import select
+
+    from skillorchestra_core.db.models import Query
+    from skillorchestra_core.learning import profile
+    from skillorchestra_core.learning.competence import PriorConfig
+    from skillorchestra_core.routing.model import mode_table_from_frames
+
     settings = get_settings()
     prior = prior or PriorConfig(settings.prior, settings.prior_strength)
     level = level or settings.credible_level
@@ -91,6 +101,8 @@ def _paths(queries: pd.DataFrame, outcomes: pd.DataFrame) -> PathEvidence | None
 def _evidence(queries: pd.DataFrame, outcomes: pd.DataFrame, agents: pd.DataFrame) -> EvidenceIndex:
     """Every recorded outcome, one per (query, mode, agent): "import" evidence first, then any other source,
     oldest first (vectorised; see EvidenceIndex.from_frame)."""
+    from skillorchestra_core.evidence.costs import trajectory_costs
+
     o = outcomes
     cost = trajectory_costs(o, agents) if len(o) else np.zeros(0)
     return EvidenceIndex.from_frame(
@@ -100,23 +112,48 @@ def _evidence(queries: pd.DataFrame, outcomes: pd.DataFrame, agents: pd.DataFram
 
 
 def routing_model(s: Session, handbook: str | None = None, number: int | None = None, *,
-                  version_id: int | None = None, prior: PriorConfig | None = None,
+                  version_id: int | None = None, prior: "PriorConfig | None" = None,
                   level: float | None = None) -> RoutingModel:
-    """The RoutingModel of a version (by name and number, latest when None, or by id), built once and cached."""
-    loaded = load_version_by_id(s, version_id) if version_id is not None else load_version(s, handbook, number)
+    """The RoutingModel of a version (by name and number, latest when None, or by id): from the in-process cache,
+    else the on-disk cache, else built from the evidence (and then stored in both)."""
+    version = _version_row(s, handbook, number, version_id)
     settings = get_settings()
-    prior = prior or PriorConfig(settings.prior, settings.prior_strength)
+    kind, strength = (prior.kind, prior.strength) if prior is not None else (settings.prior, settings.prior_strength)
     level = level or settings.credible_level
-    url = str(s.get_bind().url)
-    key = (url, loaded.version_id, loaded.content_hash, prior.kind, prior.strength, level)
+    key = cache.cache_key(version.id, version.created_at, version.content_hash,
+                          {"prior": kind, "prior_strength": float(strength), "level": float(level)})
+    url = s.get_bind().url
+    memory_key = (url.render_as_string(hide_password=False), key)
     with _LOCK:
-        hit = _CACHE.get(key)
+        hit = _CACHE.get(memory_key)
         if hit is not None:
-            _CACHE.move_to_end(key)
+            _CACHE.move_to_end(memory_key)
             return hit
-    model = build_routing_model(s, loaded, prior, level)
+    folder = cache.cache_dir(url)
+    model = cache.load(folder, key)
+    if model is None:
+        from skillorchestra_core.learning.competence import PriorConfig
+
+        model = build_routing_model(s, load_version_by_id(s, version.id), PriorConfig(kind, strength), level)
+        cache.save(folder, key, model)
     with _LOCK:
-        _CACHE[key] = model
+        _CACHE[memory_key] = model
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return model
+
+
+def _version_row(s: Session, handbook: str | None, number: int | None, version_id: int | None) -> HandbookVersion:
+    """The version's row only (not its content): enough to find a cached model."""
+    if version_id is None:
+        return get_version(s, handbook, number)
+    version = s.get(HandbookVersion, version_id)
+    if version is None:
+        raise NotFound(f"no handbook version with id {version_id}")
+    return version
+
+
+def clear_memory_cache() -> None:
+    """Forget the in-process models (tests; the on-disk cache stays)."""
+    with _LOCK:
+        _CACHE.clear()
