@@ -26,13 +26,14 @@ class Executor:
 
     def run(self, model: RoutingModel, query: str, query_id: int | None, step: StepTrace,
             history: list[StepTrace]) -> Execution:
-        chosen = step.candidate(step.chosen)
+        table = model.table(step.mode)
+        cost = float(table.cost[table.agent_index[step.chosen]])  # the chosen candidate's cost, read directly
         if self.mode == "dry-run":
-            return Execution(mode="dry-run", status="skipped", estimated_cost_usd=chosen.cost,
+            return Execution(mode="dry-run", status="skipped", estimated_cost_usd=cost,
                              detail="dry run: nothing executed; the estimate is the agent's mean cost per call")
         if self.mode == "replay":
-            return self._replay(model, query_id, step, chosen.cost)
-        return self._live(model, query, step, history, chosen.cost)
+            return self._replay(model, query_id, step, cost)
+        return self._live(model, query, step, history, cost)
 
     def _replay(self, model: RoutingModel, query_id: int | None, step: StepTrace, estimate: float) -> Execution:
         if model.evidence is None or query_id is None:
