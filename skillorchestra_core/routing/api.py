@@ -16,7 +16,7 @@ from typing import Callable
 
 from skillorchestra_core.llm import LlmClient
 from skillorchestra_core.routing.batch import BatchResult, route_batch
-from skillorchestra_core.routing.build import build_routing_model
+from skillorchestra_core.routing.build import routing_model
 from skillorchestra_core.routing.engine import RouteOptions, RouteRun
 from skillorchestra_core.routing.model import RoutingModel
 from skillorchestra_core.routing.snapshot import load_model_file, to_snapshot
@@ -41,10 +41,9 @@ class HandbookRouter:
                       **kwargs) -> "HandbookRouter":
         """Load a stored version (latest when `version` is None) once; routing then never touches the database."""
         from skillorchestra_core.db import session
-        from skillorchestra_core.handbook.store import load_version
 
         with session(db_url) as s:
-            model = build_routing_model(s, load_version(s, handbook, version))
+            model = routing_model(s, handbook, version)
         return cls(model, **kwargs)
 
     @classmethod

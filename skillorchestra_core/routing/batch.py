@@ -8,14 +8,17 @@ the name, exactly like `utility.argmax_tiebreak`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from skillorchestra_core.routing.activation import retriever
 from skillorchestra_core.routing.inputs import check_lambda, check_query
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.utility import TIE_EPS
+
+if TYPE_CHECKING:  # pandas only for the table views, not to route or store a trace
+    import pandas as pd
 
 CHUNK = 4096  # rows per block: the (rows x agents) working arrays stay in cache
 
@@ -73,6 +76,8 @@ class BatchResult:
     utilities: np.ndarray
 
     def frame(self, queries: list[str]) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame({"query": queries, "mode": self.mode, "agent": self.agents, "utility": self.utilities})
 
 

@@ -1,40 +1,44 @@
-"""Build a RoutingModel from a stored version (evidence -> competence -> arrays), cached per immutable version."""
+"""Build a RoutingModel from a stored version (evidence -> competence -> arrays), cached per immutable version:
+in this process (an LRU) and on disk next to the database (`routing.cache`), so only the first process to route
+with a version pays for reading its evidence. The build path imports pandas and scipy; a cache hit does not."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from sqlalchemy import select
 from sqlmodel import Session
 
-from skillorchestra_core.db.models import Query
-from skillorchestra_core.evidence.costs import trajectory_costs
+from skillorchestra_core.db.models import HandbookVersion
+from skillorchestra_core.errors import NotFound
 from skillorchestra_core.handbook.content import HandbookContent, SkillSpec
-from skillorchestra_core.handbook.store import LoadedVersion, load_version, load_version_by_id
-from skillorchestra_core.learning import profile
-from skillorchestra_core.learning.competence import PriorConfig, pooled_rates
-from skillorchestra_core.routing.model import (
-    EvidenceIndex,
-    PathEvidence,
-    RoutingModel,
-    mode_table_from_frames,
-)
+from skillorchestra_core.handbook.store import LoadedVersion, get_version, load_version_by_id
+from skillorchestra_core.routing import cache
+from skillorchestra_core.routing.evidence_index import EvidenceIndex
+from skillorchestra_core.routing.model import PathEvidence, RoutingModel
 from skillorchestra_core.settings import get_settings
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from skillorchestra_core.learning import profile
+    from skillorchestra_core.learning.competence import PriorConfig
 
 _CACHE: "OrderedDict[tuple, RoutingModel]" = OrderedDict()
 _LOCK = threading.Lock()
 _CACHE_SIZE = 16
 
 
-def normalise_text(text: str) -> str:
-    return " ".join(text.split()).lower()
-
-
 def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | None = None,
                         level: float | None = None) -> RoutingModel:
+    import pandas as pd
+    from sqlalchemy import select
+
+    from skillorchestra_core.db.models import Query
+    from skillorchestra_core.learning import profile
+
     frames = profile.load_frames(s, loaded)
     queries = pd.read_sql(select(Query.id, Query.ext_id, Query.text, Query.split)
                           .where(Query.handbook_id == loaded.handbook_id), s.connection())
@@ -48,6 +52,10 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
                       level: float | None = None, queries: pd.DataFrame | None = None,
                       **ids) -> RoutingModel:
     """The one way counts become a RoutingModel, for a stored version and for a handbook file alike."""
+    from skillorchestra_core.learning import profile
+    from skillorchestra_core.learning.competence import PriorConfig, pooled_rates
+    from skillorchestra_core.routing.model import mode_table_from_frames
+
     settings = get_settings()
     prior = prior or PriorConfig(settings.prior, settings.prior_strength)
     level = level or settings.credible_level
@@ -67,7 +75,7 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
         handbook=handbook, version=version, content_hash=content_hash, modes=modes, skills=skills,
         skill_queries=_skill_queries(queries, frames) if has_queries else [],
         paths=_paths(queries, frames.outcomes) if has_queries else None,
-        evidence=_evidence(queries, frames) if has_queries else None,
+        evidence=_evidence(queries, frames.evidence, frames.agents) if has_queries else None,
         settings={"prior": prior.kind, "prior_strength": prior.strength, "level": level,
                   "learn_splits": list(frames.learn_splits)},
         **ids,
@@ -80,11 +88,17 @@ def _skill_queries(queries: pd.DataFrame, frames: profile.VersionFrames) -> list
     attributions = frames.attributions
     if attributions.empty:
         return []
-    train = queries[queries["split"].isin(frames.learn_splits)].set_index("id")["text"]
-    a = attributions[attributions["query_id"].isin(train.index)]
-    out = []
-    for (qid, mode), g in a.groupby(["query_id", "mode"], sort=True):
-        out.append((str(train[qid]), str(mode), dict(zip(g["skill"], g["weight"].astype(float)))))
+    train = queries.loc[queries["split"].isin(frames.learn_splits), ["id", "text"]].rename(columns={"id": "query_id"})
+    a = attributions.merge(train, on="query_id").sort_values(["query_id", "mode"], kind="stable")
+    out: list[tuple[str, str, dict[str, float]]] = []
+    last = None
+    for qid, mode, text, skill, weight in zip(a["query_id"].tolist(), a["mode"].astype(str).tolist(),
+                                              a["text"].astype(str).tolist(), a["skill"].tolist(),
+                                              a["weight"].astype(float).tolist()):
+        if (qid, mode) != last:
+            out.append((text, mode, {}))
+            last = (qid, mode)
+        out[-1][2][skill] = weight
     return out
 
 
@@ -94,48 +108,67 @@ def _paths(queries: pd.DataFrame, outcomes: pd.DataFrame) -> PathEvidence | None
         return None
     o = outcomes.dropna(subset=["path"])
     text = queries.set_index("id")["text"]
-    return PathEvidence(texts=[str(text.get(q, "")) for q in o["query_id"]], paths=[str(p) for p in o["path"]],
+    texts = text.reindex(o["query_id"].to_numpy()).fillna("").astype(str).tolist()
+    return PathEvidence(texts=texts, paths=o["path"].astype(str).tolist(),
                         success=(o["score"].to_numpy(float) >= 0.5).astype(float))
 
 
-def _evidence(queries: pd.DataFrame, frames: profile.VersionFrames) -> EvidenceIndex:
-    o = frames.evidence  # every split: replay and the oracle read recorded outcomes, nothing is learned here
-    outcomes: dict = {}
-    if len(o):
-        j, cost = o, trajectory_costs(o, frames.agents)
-        # "import" evidence first, then any other source, oldest first: one outcome per (query, mode, agent).
-        order = np.lexsort((j["trajectory_id"].to_numpy(), (j["source"] != "import").to_numpy()))
-        for i in order:
-            key = (int(j["query_id"].iat[i]), str(j["mode"].iat[i]), str(j["agent"].iat[i]))
-            if key not in outcomes:
-                ci = float(cost[i])
-                outcomes[key] = (float(j["score"].iat[i]), None if np.isnan(ci) else ci, int(j["trajectory_id"].iat[i]))
-    return EvidenceIndex(
-        by_text={normalise_text(t): int(q) for q, t in zip(queries["id"], queries["text"])},
-        by_ref={str(e): int(q) for q, e in zip(queries["id"], queries["ext_id"])},
-        refs={int(q): str(e) for q, e in zip(queries["id"], queries["ext_id"])},
-        outcomes=outcomes,
-    )
+def _evidence(queries: pd.DataFrame, outcomes: pd.DataFrame, agents: pd.DataFrame) -> EvidenceIndex:
+    """Every recorded outcome of every split (replay and the oracle learn nothing), one per (query, mode, agent):
+    "import" evidence first, then any other source, oldest first (vectorised; see EvidenceIndex.from_frame)."""
+    from skillorchestra_core.evidence.costs import trajectory_costs
+
+    o = outcomes
+    cost = trajectory_costs(o, agents) if len(o) else np.zeros(0)
+    return EvidenceIndex.from_frame(
+        queries["id"].to_numpy(), queries["ext_id"].tolist(), queries["text"].tolist(),
+        o["query_id"].to_numpy(), o["mode"].to_numpy(object), o["agent"].to_numpy(object),
+        o["score"].to_numpy(float), cost, o["trajectory_id"].to_numpy(), (o["source"] == "import").to_numpy())
 
 
 def routing_model(s: Session, handbook: str | None = None, number: int | None = None, *,
-                  version_id: int | None = None, prior: PriorConfig | None = None,
+                  version_id: int | None = None, prior: "PriorConfig | None" = None,
                   level: float | None = None) -> RoutingModel:
-    """The RoutingModel of a version (by name and number, latest when None, or by id), built once and cached."""
-    loaded = load_version_by_id(s, version_id) if version_id is not None else load_version(s, handbook, number)
+    """The RoutingModel of a version (by name and number, latest when None, or by id): from the in-process cache,
+    else the on-disk cache, else built from the evidence (and then stored in both)."""
+    version = _version_row(s, handbook, number, version_id)
     settings = get_settings()
-    prior = prior or PriorConfig(settings.prior, settings.prior_strength)
+    kind, strength = (prior.kind, prior.strength) if prior is not None else (settings.prior, settings.prior_strength)
     level = level or settings.credible_level
-    url = str(s.get_bind().url)
-    key = (url, loaded.version_id, loaded.content_hash, prior.kind, prior.strength, level)
+    key = cache.cache_key(version.id, version.created_at, version.content_hash,
+                          {"prior": kind, "prior_strength": float(strength), "level": float(level)})
+    url = s.get_bind().url
+    memory_key = (url.render_as_string(hide_password=False), key)
     with _LOCK:
-        hit = _CACHE.get(key)
+        hit = _CACHE.get(memory_key)
         if hit is not None:
-            _CACHE.move_to_end(key)
+            _CACHE.move_to_end(memory_key)
             return hit
-    model = build_routing_model(s, loaded, prior, level)
+    folder = cache.cache_dir(url)
+    model = cache.load(folder, key)
+    if model is None:
+        from skillorchestra_core.learning.competence import PriorConfig
+
+        model = build_routing_model(s, load_version_by_id(s, version.id), PriorConfig(kind, strength), level)
+        cache.save(folder, key, model)
     with _LOCK:
-        _CACHE[key] = model
+        _CACHE[memory_key] = model
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return model
+
+
+def _version_row(s: Session, handbook: str | None, number: int | None, version_id: int | None) -> HandbookVersion:
+    """The version's row only (not its content): enough to find a cached model."""
+    if version_id is None:
+        return get_version(s, handbook, number)
+    version = s.get(HandbookVersion, version_id)
+    if version is None:
+        raise NotFound(f"no handbook version with id {version_id}")
+    return version
+
+
+def clear_memory_cache() -> None:
+    """Forget the in-process models (tests; the on-disk cache stays)."""
+    with _LOCK:
+        _CACHE.clear()

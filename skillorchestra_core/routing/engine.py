@@ -18,6 +18,7 @@ from skillorchestra_core.routing.execution import Executor
 from skillorchestra_core.routing.inputs import check_lambda, check_query
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.modes import ModePolicy
+from skillorchestra_core.routing import small
 from skillorchestra_core.routing.routers import DecisionInput, get_router
 from skillorchestra_core.routing.trace import (
     Candidate,
@@ -25,9 +26,9 @@ from skillorchestra_core.routing.trace import (
     RouteTrace,
     SkillContribution,
     StepTrace,
+    lazy_step,
     trusted,
 )
-from skillorchestra_core.routing.utility import argmax_tiebreak
 
 EXECUTIONS = ("dry-run", "replay", "live")
 
@@ -85,42 +86,62 @@ def _candidates(d: DecisionInput, scores, ranks) -> list[Candidate]:
     return out
 
 
+def _ranks(ranking: np.ndarray, tie_rank: np.ndarray, chosen: int, runner: int | None) -> np.ndarray:
+    """Display order: the chosen agent, the runner-up, then by score (ties by cost, then name)."""
+    order = np.lexsort((tie_rank, -np.round(np.nan_to_num(ranking, neginf=-1e12, posinf=1e12), 9)))
+    order = [chosen] + ([runner] if runner is not None else []) + [i for i in order if i not in (chosen, runner)]
+    ranks = np.empty(len(order), int)
+    ranks[order] = np.arange(len(order))
+    return ranks
+
+
 def decide_step(index: int, table: ModeTable, activation: Activation, options: RouteOptions, *, router=None,
                 query: str = "", model: RoutingModel | None = None, query_id: int | None = None,
-                mode_reason: str = "", mode_source: str = "") -> StepTrace:
-    """One decision with its full trace: candidates, contributions, choice, runner-up, margin, lambda interval."""
-    keys = [a.skill for a in activation.skills if a.skill in table.skill_index]
-    weights = np.array([a.weight for a in activation.skills if a.skill in table.skill_index], float)
-    if len(weights) and weights.sum() > 0:
-        weights = weights / weights.sum()
+                mode_reason: str = "", mode_source: str = "", lazy: bool = True) -> StepTrace:
+    """One decision with its full trace: candidates, contributions, choice, runner-up, margin, lambda interval.
+    With `lazy` the candidate records are built on first use (see StepTrace); the JSON is the same."""
+    index_of = table.skill_index
+    used = [a for a in activation.skills if a.skill in index_of]
+    keys = [a.skill for a in used]
+    weights = np.array([a.weight for a in used], float)
+    total = float(weights.sum()) if len(used) else 0.0
+    if total > 0:
+        weights = weights / total
     else:  # no usable weight: the agents' general competence decides (as the batch path does)
         keys, weights = [], np.zeros(0)
-    d = DecisionInput(table, table.indices(keys), weights, options.lam, options.cost_unit, query, index,
-                      options.seed, model, query_id, keys)
+    d = DecisionInput(table, np.array([index_of[k] for k in keys], np.int64), weights, options.lam,
+                      options.cost_unit, query, index, options.seed, model, query_id, keys)
     decision = (router or options.make_router()).decide(d)
     ranking = decision.scores if decision.scores is not None else d.utility
     chosen = decision.chosen
     runner = None
     if len(table.agents) > 1:
-        runner = argmax_tiebreak(ranking, table.tie_rank, np.arange(len(table.agents)) != chosen)
-    order = np.lexsort((table.tie_rank, -np.round(np.nan_to_num(ranking, neginf=-1e12, posinf=1e12), 9)))
-    order = [chosen] + ([runner] if runner is not None else []) + [i for i in order if i not in (chosen, runner)]
-    ranks = np.empty(len(order), int)
-    ranks[order] = np.arange(len(order))
+        runner = small.argmax_tiebreak(ranking, table.tie_rank, exclude=chosen)
     margin = None
-    if runner is not None and decision.scores is not None and np.isfinite(ranking[[chosen, runner]]).all():
-        margin = float(ranking[chosen] - ranking[runner])
+    if runner is not None and decision.scores is not None:
+        top, second = float(ranking[chosen]), float(ranking[runner])
+        if math.isfinite(top) and math.isfinite(second):
+            margin = top - second
     interval = None
     if decision.interval is not None:
         low, high, below, above = decision.interval
-        interval = LambdaInterval(low=low, high=high, below=None if below is None else table.agents[below],
-                                  above=None if above is None else table.agents[above], note=decision.interval_note)
-    return trusted(StepTrace, dict(
+        interval = trusted(LambdaInterval, {
+            "low": low, "high": high, "low_closed": True, "high_closed": False,
+            "below": None if below is None else table.agents[below],
+            "above": None if above is None else table.agents[above], "note": decision.interval_note})
+    values = dict(
         index=index, mode=table.mode, mode_reason=mode_reason, mode_source=mode_source,
         activation_source=activation.source, activation_note=activation.note, active_skills=list(activation.skills),
-        cost_ref=float(d.c_ref), candidates=_candidates(d, decision.scores, ranks), chosen=table.agents[chosen],
+        cost_ref=float(d.c_ref), chosen=table.agents[chosen],
         runner_up=None if runner is None else table.agents[runner], margin=margin, cause=decision.cause,
-        lambda_interval=interval, lambda_note=decision.interval_note, execution=None))
+        lambda_interval=interval, lambda_note=decision.interval_note, execution=None)
+
+    def build() -> list[Candidate]:
+        return _candidates(d, decision.scores, _ranks(ranking, table.tie_rank, chosen, runner))
+
+    if lazy:
+        return lazy_step(values, build)
+    return trusted(StepTrace, {**values, "candidates": build()})
 
 
 class RouteRun:

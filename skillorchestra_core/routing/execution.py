@@ -26,19 +26,20 @@ class Executor:
 
     def run(self, model: RoutingModel, query: str, query_id: int | None, step: StepTrace,
             history: list[StepTrace]) -> Execution:
-        chosen = step.candidate(step.chosen)
+        table = model.table(step.mode)
+        cost = float(table.cost[table.agent_index[step.chosen]])  # the chosen candidate's cost, read directly
         if self.mode == "dry-run":
-            return Execution(mode="dry-run", status="skipped", estimated_cost_usd=chosen.cost,
+            return Execution(mode="dry-run", status="skipped", estimated_cost_usd=cost,
                              detail="dry run: nothing executed; the estimate is the agent's mean cost per call")
         if self.mode == "replay":
-            return self._replay(model, query_id, step, chosen.cost)
-        return self._live(model, query, step, history, chosen.cost)
+            return self._replay(model, query_id, step, cost)
+        return self._live(model, query, step, history, cost)
 
     def _replay(self, model: RoutingModel, query_id: int | None, step: StepTrace, estimate: float) -> Execution:
         if model.evidence is None or query_id is None:
             return Execution(mode="replay", status="no_record", estimated_cost_usd=estimate,
                              detail="the query is not in the evidence: there is no recorded outcome to replay")
-        hit = model.evidence.outcomes.get((query_id, step.mode, step.chosen))
+        hit = model.evidence.outcome(query_id, step.mode, step.chosen)
         if hit is None:
             return Execution(mode="replay", status="no_record", estimated_cost_usd=estimate,
                              detail=f"{step.chosen} has no recorded attempt on this query in mode {step.mode}")

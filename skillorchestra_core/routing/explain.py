@@ -121,3 +121,10 @@ def _range(c, k, b, rank):
         return None
     low, high = got
     return float(low), None if math.isinf(high) else float(high)
+
+
+def interval_label(step: StepTrace) -> str:
+    """The lambda interval of a step as text, or why there is none."""
+    if step.lambda_interval is None:
+        return "n/a (" + (step.lambda_note or "not determined by lambda") + ")"
+    return step.lambda_interval.label()

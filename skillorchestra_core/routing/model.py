@@ -6,13 +6,18 @@ exported snapshot (`routing.snapshot`), so routing never touches the database.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from skillorchestra_core.handbook.content import SkillSpec
+from skillorchestra_core.routing.evidence_index import EvidenceIndex  # noqa: F401  (re-exported)
 from skillorchestra_core.routing.utility import normalised_costs, tie_ranks
+
+if TYPE_CHECKING:  # pandas is only needed to build a table, not to route with one
+    import pandas as pd
 
 
 @dataclass
@@ -64,23 +69,6 @@ class ModeTable:
 
 
 @dataclass
-class EvidenceIndex:
-    """Recorded outcomes for replay and the oracle: which queries are in the evidence and what each agent scored."""
-
-    by_text: dict[str, int]  # normalised text -> query id
-    by_ref: dict[str, int]  # ext id -> query id
-    refs: dict[int, str]  # query id -> ext id
-    outcomes: dict[tuple[int, str, str], tuple[float, float | None, int]]  # (qid, mode, agent) -> (score, cost, traj)
-
-    def lookup(self, query: str) -> int | None:
-        q = query.strip()
-        return self.by_text.get(" ".join(q.split()).lower(), self.by_ref.get(q))
-
-    def recorded(self, qid: int, mode: str, agents: list[str]) -> dict[str, tuple[float, float | None, int]]:
-        return {a: self.outcomes[(qid, mode, a)] for a in agents if (qid, mode, a) in self.outcomes}
-
-
-@dataclass
 class PathEvidence:
     """Runs with their mode sequence: text of the run's query, path, success. The offline mode policy reads it."""
 
@@ -127,7 +115,7 @@ class RoutingModel:
         if "answer" in self.modes or not self.modes:
             return "answer"
         if self.paths and self.paths.paths:
-            common = pd.Series(self.paths.paths).value_counts().index[0]
+            common = Counter(self.paths.paths).most_common(1)[0][0]
             return common.split(",")[-1]
         return self.mode_names[-1]
 

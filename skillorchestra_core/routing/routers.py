@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
+from skillorchestra_core.routing import small
 from skillorchestra_core.routing.reference import reference_choice
 from skillorchestra_core.routing.utility import TIE_EPS, argmax_tiebreak, lambda_interval
 
@@ -67,15 +68,16 @@ class SkillRouter:
 
     def decide(self, d: DecisionInput) -> Decision:
         t = d.table
-        chosen = argmax_tiebreak(d.utility, t.tie_rank)
-        low, high, below, above = lambda_interval(d.c, d.k, chosen, t.tie_rank)
+        chosen = small.argmax_tiebreak(d.utility, t.tie_rank)
+        low, high, below, above = small.lambda_interval(d.c, d.k, chosen, t.tie_rank)
         if len(t.agents) == 1:
             cause = "single_candidate"
         elif not len(d.idx):
             cause = "fallback_no_skills"
         else:
-            others = np.where(np.arange(len(t.agents)) == chosen, -np.inf, d.utility)
-            cause = "tie_break_cost" if d.utility[chosen] - others.max() <= TIE_EPS else "skill_utility"
+            u = d.utility.tolist()
+            best_other = max(x for i, x in enumerate(u) if i != chosen)
+            cause = "tie_break_cost" if u[chosen] - best_other <= TIE_EPS else "skill_utility"
         interval = None if math.isnan(low) else (low, None if math.isinf(high) else high, below, above)
         return Decision(chosen, cause, d.utility, interval)
 

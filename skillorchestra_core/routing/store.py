@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from sqlmodel import Session, select
 
 from skillorchestra_core.db.models import DecisionTrace
@@ -13,6 +13,9 @@ from skillorchestra_core.errors import NotFound
 from skillorchestra_core.llm.base import LlmCallRecord
 from skillorchestra_core.llm.log import save_calls
 from skillorchestra_core.routing.trace import RouteTrace
+
+if TYPE_CHECKING:  # pandas only for the table views, not to route or store a trace
+    import pandas as pd
 
 
 def store_trace(s: Session, trace: RouteTrace, *, actor: str = "system",
@@ -92,6 +95,8 @@ def list_traces(s: Session, f: TraceFilter = TraceFilter()) -> pd.DataFrame:
                    DecisionTrace.chosen_agent, DecisionTrace.cause, DecisionTrace.margin, DecisionTrace.n_steps,
                    DecisionTrace.execution, DecisionTrace.total_cost_usd)
             .where(*_where(f)).order_by(DecisionTrace.created_at.desc(), DecisionTrace.id.desc()).limit(f.limit))
+    import pandas as pd
+
     rows = s.exec(stmt).all()
     return pd.DataFrame([tuple(r) for r in rows], columns=LIST_COLUMNS)
 

@@ -7,7 +7,7 @@ candidate carries c_A (`mean`) and k_A (`cost_norm`): any view can recompute the
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Literal, Optional
+from typing import Any, Callable, Literal, Optional
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
@@ -34,6 +34,13 @@ def trusted(cls, values: dict):
         _SET(obj, "__pydantic_extra__", None)
         _SET(obj, "__pydantic_private__", None)
     return obj
+
+
+def lazy_step(values: dict, build_candidates: Callable[[], list["Candidate"]]) -> "StepTrace":
+    """A trusted StepTrace whose candidates are built by `build_candidates` on first use."""
+    step = trusted(StepTrace, {k: v for k, v in values.items() if k != "candidates"})
+    object.__setattr__(step, "__pydantic_private__", {"_build_candidates": build_candidates})
+    return step
 
 
 class ActiveSkill(BaseModel):
@@ -108,6 +115,10 @@ class Execution(BaseModel):
 
 
 class StepTrace(BaseModel):
+    """One step. `candidates` (one record per agent with its per-skill contributions: most of a trace) may be
+    built on first use: `lazy_step` leaves it out and every read, dump, comparison or copy builds it first, so the
+    JSON is the same either way and a caller that only needs the choice never pays for it."""
+
     index: int
     mode: str
     mode_reason: str = ""
@@ -124,6 +135,41 @@ class StepTrace(BaseModel):
     lambda_interval: Optional[LambdaInterval] = None
     lambda_note: str = ""  # how lambda enters this router's choice
     execution: Optional[Execution] = None
+
+    def __getattr__(self, name: str) -> Any:  # only reached when `candidates` has not been built yet
+        if name == "candidates" and "_build_candidates" in (self.__pydantic_private__ or {}):
+            return self.materialise().__dict__["candidates"]
+        return super().__getattr__(name)
+
+    def materialise(self) -> "StepTrace":
+        private = self.__pydantic_private__ or {}
+        build = private.pop("_build_candidates", None)
+        if build is not None:
+            self.__dict__["candidates"] = build()
+            self.__pydantic_fields_set__.add("candidates")
+            object.__setattr__(self, "__pydantic_private__", None)  # as an eagerly built step has
+        return self
+
+    def model_dump(self, **kwargs) -> dict[str, Any]:
+        return super(StepTrace, self.materialise()).model_dump(**kwargs)
+
+    def model_dump_json(self, **kwargs) -> str:
+        return super(StepTrace, self.materialise()).model_dump_json(**kwargs)
+
+    def model_copy(self, **kwargs) -> "StepTrace":
+        return super(StepTrace, self.materialise()).model_copy(**kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StepTrace):
+            other.materialise()
+        return super(StepTrace, self.materialise()).__eq__(other)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        return super(StepTrace, self.materialise()).__getstate__()
+
+    def __repr_args__(self):
+        self.materialise()
+        return super().__repr_args__()
 
     def candidate(self, agent: str) -> Candidate:
         for c in self.candidates:
@@ -160,6 +206,28 @@ class RouteTrace(BaseModel):
     @property
     def path(self) -> list[tuple[str, Optional[str]]]:
         return [(s.mode, s.chosen) for s in self.steps]
+
+    def materialise(self) -> "RouteTrace":
+        for step in self.steps:
+            step.materialise()
+        return self
+
+    def model_dump(self, **kwargs) -> dict[str, Any]:
+        return super(RouteTrace, self.materialise()).model_dump(**kwargs)
+
+    def model_dump_json(self, **kwargs) -> str:
+        return super(RouteTrace, self.materialise()).model_dump_json(**kwargs)
+
+    def model_copy(self, **kwargs) -> "RouteTrace":
+        return super(RouteTrace, self.materialise()).model_copy(**kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RouteTrace):
+            other.materialise()
+        return super(RouteTrace, self.materialise()).__eq__(other)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        return super(RouteTrace, self.materialise()).__getstate__()
 
     def to_dict(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)

@@ -9,19 +9,18 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from skillorchestra_core.routing.explain import choice_at, lambda_sensitive, path_segments
+from skillorchestra_core.routing.explain import (  # noqa: F401  (interval_label is re-exported)
+    choice_at,
+    interval_label,
+    lambda_sensitive,
+    path_segments,
+)
 from skillorchestra_core.routing.trace import RouteTrace, StepTrace
 
 
 def _safe(text: str) -> str:
     """Plotly renders a subset of HTML in labels: escape names that come from data."""
     return html.escape(str(text), quote=False)
-
-
-def interval_label(step: StepTrace) -> str:
-    if step.lambda_interval is None:
-        return "n/a (" + (step.lambda_note or "not determined by lambda") + ")"
-    return step.lambda_interval.label()
 
 
 def steps_frame(trace: RouteTrace) -> pd.DataFrame:

@@ -200,7 +200,7 @@ def test_trace_json_uses_lambda_as_the_key(models):
 def test_traces_are_strict_json(models):
     qa, _ = models
     qid = qa.evidence.lookup(IN_EVIDENCE)
-    del qa.evidence.outcomes[(qid, "answer", "mid")]  # an agent with no recorded outcome scores -inf for the oracle
+    qa.evidence = qa.evidence.without(qid, "answer", "mid")  # no recorded outcome: -inf for the oracle
     trace = route(qa, IN_EVIDENCE, RouteOptions(router="oracle"))
     assert trace.steps[0].candidate("mid").score is None
     json.loads(trace.to_json(), parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
