@@ -56,18 +56,20 @@ def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | 
         handbook=loaded.handbook_name, version=loaded.number, content_hash=loaded.content_hash, modes=modes,
         skills=skills, handbook_id=loaded.handbook_id, version_id=loaded.version_id, synthetic=loaded.synthetic,
         skill_queries=_skill_queries(queries, frames.attributions),
+        val_queries=_skill_queries(queries, frames.attributions, split="val"),
         paths=_paths(queries, frames.outcomes), evidence=_evidence(queries, frames),
         settings={"prior": prior.kind, "prior_strength": prior.strength, "level": level},
     )
     return model
 
 
-def _skill_queries(queries: pd.DataFrame, attributions: pd.DataFrame) -> list[tuple[str, str, dict[str, float]]]:
-    """Train-split queries with their attributed skills: the retriever's labelled neighbours (val/test queries
-    are left out so validating a router never sees its own answer)."""
+def _skill_queries(queries: pd.DataFrame, attributions: pd.DataFrame,
+                   split: str = "train") -> list[tuple[str, str, dict[str, float]]]:
+    """Queries of one split with their attributed skills: train ones teach the activation classifier, val ones
+    calibrate it (test queries are left out so evaluating a router never sees its own answer)."""
     if attributions.empty or queries.empty:
         return []
-    train = queries[queries["split"] == "train"].set_index("id")["text"]
+    train = queries[queries["split"] == split].set_index("id")["text"]
     a = attributions[attributions["query_id"].isin(train.index)]
     out = []
     for (qid, mode), g in a.groupby(["query_id", "mode"], sort=True):
