@@ -179,11 +179,13 @@ def activate(model: RoutingModel, mode: str, query: str, *, llm: LlmClient | Non
     if not configured:
         found = activate_offline(model, mode, query, top_k)
         if method == "llm":
-            return Activation(found.skills, found.source, f"no LLM configured: used the offline activation ({found.source})")
+            return Activation(found.skills, found.source,
+                              f"no LLM configured: used the offline activation ({found.source})")
         return found
     act, error = activate_llm(llm, model, mode, query, history)
     if act is not None and act.skills:
         return act
     found = activate_offline(model, mode, query, top_k)
     why = error or "the LLM named no skill"
-    return Activation(found.skills, found.source, f"LLM activation failed ({why}); fell back to the offline activation ({found.source})")
+    return Activation(found.skills, found.source,
+                      f"LLM activation failed ({why}); fell back to the offline activation ({found.source})")

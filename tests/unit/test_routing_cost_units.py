@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from skillorchestra_core.routing.engine import RouteOptions, decide_step
 from skillorchestra_core.routing.activation import Activation
+from skillorchestra_core.routing.engine import RouteOptions, decide_step
 from skillorchestra_core.routing.model import table_from_arrays
 from skillorchestra_core.routing.trace import ActiveSkill
 from skillorchestra_core.routing.utility import cost_reference, cost_unit_name, normalised_costs
