@@ -105,6 +105,19 @@ class SkillClassifier:
     def proba(self, texts: list[str], temperature: float = 1.0) -> np.ndarray:
         return softmax(self.logits(texts) / temperature)
 
+    def to_dict(self) -> dict:
+        """JSON data (exact: floats round-trip through JSON unchanged)."""
+        terms = sorted(self.featuriser.vocab, key=self.featuriser.vocab.__getitem__)
+        return {"skills": self.skills, "terms": terms, "idf": self.featuriser.idf.tolist(),
+                "coef": self.coef.tolist(), "intercept": self.intercept.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SkillClassifier":
+        vocab = {t: i for i, t in enumerate(d["terms"])}
+        coef = np.array(d["coef"], float).reshape(len(vocab), len(d["skills"]))
+        return cls(list(d["skills"]), Featuriser(vocab, np.array(d["idf"], float)), coef,
+                   np.array(d["intercept"], float))
+
 
 def softmax(z: np.ndarray) -> np.ndarray:
     z = z - z.max(axis=1, keepdims=True)

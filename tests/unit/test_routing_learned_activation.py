@@ -3,6 +3,7 @@ single activation agreeing, and the accuracy bar on the real LLMRouter test spli
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -58,13 +59,17 @@ def test_settings_are_chosen_on_val_and_travel_in_the_snapshot(db_url):
     settings = settle_activation(qa)["answer"]
     assert settings["chosen_on"].startswith("val (6 queries") and settings["n_val"] == 6
     assert settings["top_k"] in (1, 2, 3) and settings["temperature"] > 0
-    snap = to_snapshot(qa)
-    assert "val_queries" not in snap and snap["settings"]["activation"]["answer"] == settings
-    again = from_snapshot(snap)
-    assert activator(again, "answer").settings == activator(qa, "answer").settings
+    snap = json.loads(json.dumps(to_snapshot(qa, include_queries=False)))
+    assert "val_queries" not in snap and "skill_queries" not in snap
+    assert snap["settings"]["activation"]["answer"] == settings
+    again = from_snapshot(snap)  # the trained classifier travels too: no query text needed, no retraining
+    assert again.skill_queries == [] and activator(again, "answer").settings == activator(qa, "answer").settings
+    assert np.array_equal(activator(again, "answer").classifier.coef, activator(qa, "answer").classifier.coef)
     texts = ["Which emperor ruled Rome in the year 300?", "Write a python function that sorts", "zzyzx"]
     a, b = activate_batch(qa, "answer", texts), activate_batch(again, "answer", texts)
-    assert np.allclose(a.weights, b.weights) and a.known.tolist() == [True, True, False]
+    assert np.array_equal(a.weights, b.weights) and a.known.tolist() == [True, True, False]
+    retrained = from_snapshot({k: v for k, v in to_snapshot(qa).items() if k != "activation_models"})
+    assert np.allclose(activate_batch(retrained, "answer", texts).weights, a.weights)  # deterministic retraining
 
 
 def test_batch_and_single_activation_agree(db_url):
