@@ -111,3 +111,15 @@ def test_activation_finds_the_task_of_llmrouter_test_queries_by_text(llmrouter_u
     assert accuracy >= 0.80, accuracy
     assert act.source == "offline:classifier" and np.allclose(act.weights.sum(axis=1), 1.0)
     assert model.settings["activation"]["answer"]["n_val"] > 500
+
+
+def test_without_labelled_queries_profile_similarity_decides(db_url):
+    qa, _ = routing_models(db_url)
+    snap = to_snapshot(qa, include_queries=False)
+    bare = from_snapshot({k: v for k, v in snap.items() if k != "activation_models"})  # no labels, no classifier
+    assert activator(bare, "answer") is None
+    act = activate(bare, "answer", "Write a python function that reverses a list", method="offline")
+    assert act.source == "offline:tfidf" and act.skills[0].skill == "answer.coding"
+    assert all(a.similarity > 0 and a.probability is None and a.source == "profile" for a in act.skills)
+    batch = activate_batch(bare, "answer", ["Write a python function that reverses a list", "zzyzx"], top_k=1)
+    assert batch.weights.tolist()[1] == [0.0] * len(batch.skills) and batch.weights[0].max() == 1.0
