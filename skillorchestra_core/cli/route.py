@@ -23,7 +23,8 @@ def route(
                                                          "oracle"),
     lam: float = typer.Option(None, "--lambda", help="Cost weight lambda (default: SKILLORCHESTRA_DEFAULT_LAMBDA)"),
     execute: str = typer.Option("dry-run", "--execute", help="replay, live or dry-run"),
-    cost_unit: str = typer.Option("normalised", "--cost-unit", help="normalised (C/C_ref) or usd"),
+    cost_unit: str = typer.Option("normalised", "--cost-unit", help="normalised (C / the best single agent's cost), "
+                                                                    "max (C / the dearest agent's cost) or usd"),
     max_steps: int = typer.Option(4, "--max-steps", help="Most steps in a multi-mode handbook"),
     top_k: int = typer.Option(3, "--top-k", help="Most active skills per step"),
     seed: int = typer.Option(0, "--seed", help="Seed of the random router and reference-rule draws"),
@@ -33,8 +34,8 @@ def route(
 ) -> None:
     """Route QUERY with handbook NAME and print the decision trace."""
     from skillorchestra_core.routing.engine import RouteOptions
-    from skillorchestra_core.routing.service import route_query
     from skillorchestra_core.routing.explain import interval_label
+    from skillorchestra_core.routing.service import route_query
     from skillorchestra_core.settings import get_settings
 
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from sqlalchemy import event, text
-from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, create_engine
 
 from skillorchestra_core.db.migrations import upgrade

@@ -12,8 +12,7 @@ import hashlib
 from typing import Iterable
 
 from sqlalchemy import insert
-from sqlmodel import select
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from skillorchestra_core.db.models import EvidenceBatch, Query, Trajectory, VersionBatch
 

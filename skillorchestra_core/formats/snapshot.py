@@ -16,10 +16,10 @@ import pandas as pd
 from sqlmodel import Session
 
 from skillorchestra_core.db.models import HandbookVersion
+from skillorchestra_core.evidence.batches import batch_digests
 from skillorchestra_core.handbook.content import AgentSpec
 from skillorchestra_core.handbook.store import LoadedVersion, load_version
 from skillorchestra_core.learning import profile
-from skillorchestra_core.evidence.batches import batch_digests
 from skillorchestra_core.learning.competence import PriorConfig, pooled_rates
 
 COST_KEYS = ("avg_prompt_tokens", "avg_completion_tokens", "avg_latency_s", "avg_cost_usd",

@@ -8,6 +8,7 @@ from sqlalchemy import func, insert
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, select
 
+from skillorchestra_core.db.engine import lock_for_write
 from skillorchestra_core.db.models import (
     Agent,
     Attribution,
@@ -20,7 +21,6 @@ from skillorchestra_core.db.models import (
     Skill,
     Trajectory,
 )
-from skillorchestra_core.db.engine import lock_for_write
 from skillorchestra_core.errors import Conflict, NotFound, StudioError
 from skillorchestra_core.evidence.batches import batch_digests, link_batches, version_batches
 from skillorchestra_core.handbook.content import (

@@ -73,7 +73,8 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
     has_queries = queries is not None and not queries.empty
     return RoutingModel(
         handbook=handbook, version=version, content_hash=content_hash, modes=modes, skills=skills,
-        skill_queries=_skill_queries(queries, frames) if has_queries else [],
+        skill_queries=_skill_queries(queries, frames, frames.learn_splits) if has_queries else [],
+        val_queries=_skill_queries(queries, frames, ("val",)) if has_queries else [],
         paths=_paths(queries, frames.outcomes) if has_queries else None,
         evidence=_evidence(queries, frames.evidence, frames.agents) if has_queries else None,
         settings={"prior": prior.kind, "prior_strength": prior.strength, "level": level,
@@ -82,13 +83,15 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
     )
 
 
-def _skill_queries(queries: pd.DataFrame, frames: profile.VersionFrames) -> list[tuple[str, str, dict[str, float]]]:
-    """Queries of the learn splits with their attributed skills: the activation's labelled examples (val/test
-    queries are left out so validating a router never sees its own answer)."""
+def _skill_queries(queries: pd.DataFrame, frames: profile.VersionFrames,
+                   splits: tuple[str, ...]) -> list[tuple[str, str, dict[str, float]]]:
+    """Queries of some splits with their attributed skills (text and labels only, never outcomes): the learn
+    splits teach the activation classifier, val calibrates it; test queries are never here, so evaluating a router
+    never sees its own answer."""
     attributions = frames.attributions
     if attributions.empty:
         return []
-    train = queries.loc[queries["split"].isin(frames.learn_splits), ["id", "text"]].rename(columns={"id": "query_id"})
+    train = queries.loc[queries["split"].isin(splits), ["id", "text"]].rename(columns={"id": "query_id"})
     a = attributions.merge(train, on="query_id").sort_values(["query_id", "mode"], kind="stable")
     out: list[tuple[str, str, dict[str, float]]] = []
     last = None

@@ -24,14 +24,14 @@ from skillorchestra_core.handbook.content import SkillSpec
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 MAX_FILES = 64  # per cache folder; the oldest are removed first
 _TABLE_ARRAYS = ("mean", "ci_low", "ci_high", "alpha", "beta", "n", "successes", "cost", "general", "overall_rate",
                  "train_rate")
 _TABLE_FIELDS = ("agents", "models", "skills", "cost_source", "description", "insights", "prices")
 _EVIDENCE_ARRAYS = ("query_ids", "keys", "score", "cost", "trajectory")
 _MODEL_FIELDS = {"handbook", "version", "content_hash", "modes", "skills", "handbook_id", "version_id", "synthetic",
-                 "skill_queries", "paths", "evidence", "settings"}
+                 "skill_queries", "val_queries", "paths", "evidence", "settings"}
 
 
 def cache_dir(url: str) -> Path | None:
@@ -98,7 +98,11 @@ def _check_fields() -> None:
 
 
 def _encode(model: RoutingModel) -> tuple[dict, dict[str, np.ndarray]]:
+    from skillorchestra_core.routing.activation import activator, settle_activation
+
     _check_fields()
+    settle_activation(model)  # train once, here: a cache hit then activates without retraining
+    trained = {m: act.classifier.to_dict() for m in model.modes if (act := activator(model, m)) is not None}
     arrays: dict[str, np.ndarray] = {}
     tables = []
     for i, (name, t) in enumerate(model.modes.items()):
@@ -108,7 +112,9 @@ def _encode(model: RoutingModel) -> tuple[dict, dict[str, np.ndarray]]:
             "content_hash": model.content_hash, "handbook_id": model.handbook_id, "version_id": model.version_id,
             "synthetic": model.synthetic, "settings": model.settings, "tables": tables,
             "skills": {k: vars(s) for k, s in model.skills.items()},
-            "skill_queries": [list(x) for x in model.skill_queries], "paths": None, "evidence": None}
+            "skill_queries": [list(x) for x in model.skill_queries],
+            "val_queries": [list(x) for x in model.val_queries], "activation_models": trained,
+            "paths": None, "evidence": None}
     if model.paths is not None:
         meta["paths"] = {"texts": model.paths.texts, "paths": model.paths.paths}
         arrays["paths.success"] = np.asarray(model.paths.success, float)
@@ -128,13 +134,19 @@ def _decode(meta: dict, z) -> RoutingModel:
         fields["prices"] = [tuple(p) for p in fields["prices"]]
         modes[t["mode"]] = ModeTable(mode=t["mode"], **fields, **{a: z[f"t{i}.{a}"] for a in _TABLE_ARRAYS})
     p, e = meta["paths"], meta["evidence"]
-    return RoutingModel(
+    model = RoutingModel(
         handbook=meta["handbook"], version=meta["version"], content_hash=meta["content_hash"], modes=modes,
         skills={k: SkillSpec(**v) for k, v in meta["skills"].items()}, handbook_id=meta["handbook_id"],
         version_id=meta["version_id"], synthetic=meta["synthetic"],
         skill_queries=[(t, m, w) for t, m, w in meta["skill_queries"]],
+        val_queries=[(t, m, w) for t, m, w in meta["val_queries"]],
         paths=None if p is None else PathEvidence(p["texts"], p["paths"], z["paths.success"]),
         evidence=None if e is None else EvidenceIndex(
             **{a: z[f"ev.{a}"] for a in _EVIDENCE_ARRAYS}, ext_ids=e["ext_ids"], texts=e["texts"],
             modes=e["modes"], agents=e["agents"]),
         settings=meta["settings"])
+    if meta["activation_models"]:
+        from skillorchestra_core.routing.activation import restore_activators
+
+        restore_activators(model, meta["activation_models"])
+    return model

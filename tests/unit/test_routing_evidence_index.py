@@ -92,4 +92,4 @@ def test_labelled_neighbours_are_unchanged_on_the_demo(demo_db_url):
     a = frames.attributions[frames.attributions["query_id"].isin(train.index)]
     expected = [(str(train[q]), str(m), dict(zip(g["skill"], g["weight"].astype(float))))
                 for (q, m), g in a.groupby(["query_id", "mode"], sort=True)]
-    assert _skill_queries(queries, frames) == expected and expected
+    assert _skill_queries(queries, frames, ("train",)) == expected and expected
