@@ -12,6 +12,7 @@ error. Databases without a file (PostgreSQL, `:memory:`) keep only the in-proces
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 import json
 import os
@@ -21,10 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from skillorchestra_core.handbook.content import SkillSpec
+from skillorchestra_core.routing import cache_state
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 MAX_FILES = 64  # per cache folder; the oldest are removed first
 _TABLE_ARRAYS = ("mean", "ci_low", "ci_high", "alpha", "beta", "n", "successes", "cost", "general", "overall_rate",
                  "train_rate")
@@ -56,6 +58,8 @@ def load(folder: Path | None, key: str) -> RoutingModel | None:
     if folder is None:
         return None
     path = folder / f"{key}.npz"
+    collecting = gc.isenabled()
+    gc.disable()  # decoding makes many small objects and no cycles: collections would only cost time
     try:
         with np.load(path, allow_pickle=False) as z:
             return _decode(json.loads(z["meta"].tobytes().decode()), z)
@@ -63,6 +67,9 @@ def load(folder: Path | None, key: str) -> RoutingModel | None:
         return None
     except Exception:  # noqa: BLE001  (any damage: rebuild instead)
         return None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def save(folder: Path | None, key: str, model: RoutingModel) -> Path | None:
@@ -116,6 +123,7 @@ def _encode(model: RoutingModel) -> tuple[dict, dict[str, np.ndarray]]:
     if ev is not None:
         meta["evidence"] = {"ext_ids": ev.ext_ids, "texts": ev.texts, "modes": ev.modes, "agents": ev.agents}
         arrays.update({f"ev.{a}": getattr(ev, a) for a in _EVIDENCE_ARRAYS})
+    meta["derived"] = cache_state.encode(model, arrays)
     return meta, arrays
 
 
@@ -128,7 +136,7 @@ def _decode(meta: dict, z) -> RoutingModel:
         fields["prices"] = [tuple(p) for p in fields["prices"]]
         modes[t["mode"]] = ModeTable(mode=t["mode"], **fields, **{a: z[f"t{i}.{a}"] for a in _TABLE_ARRAYS})
     p, e = meta["paths"], meta["evidence"]
-    return RoutingModel(
+    model = RoutingModel(
         handbook=meta["handbook"], version=meta["version"], content_hash=meta["content_hash"], modes=modes,
         skills={k: SkillSpec(**v) for k, v in meta["skills"].items()}, handbook_id=meta["handbook_id"],
         version_id=meta["version_id"], synthetic=meta["synthetic"],
@@ -138,3 +146,5 @@ def _decode(meta: dict, z) -> RoutingModel:
             **{a: z[f"ev.{a}"] for a in _EVIDENCE_ARRAYS}, ext_ids=e["ext_ids"], texts=e["texts"],
             modes=e["modes"], agents=e["agents"]),
         settings=meta["settings"])
+    cache_state.decode(meta.get("derived", []), z, model)
+    return model
