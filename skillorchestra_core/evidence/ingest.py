@@ -23,7 +23,7 @@ from skillorchestra_core.handbook.store import commit_version, get_or_create_han
 SPLITS = ("train", "val", "test")
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a large import holds one per row
 class OutcomeRow:
     """One (query, agent, mode) attempt, validated. `line` points back into the source file."""
 
@@ -119,15 +119,10 @@ def ingest_outcomes(
                 conflicts.append(BadRow(r.line, f"agent {r.agent!r} on query {r.query_id!r} in mode {r.mode!r} is "
                                                 f"already recorded with score {old[0]}; evidence is append-only"))
             continue
-        new_rows.append(dict(
-            handbook_id=hb.id, query_id=qid, agent=r.agent, mode=r.mode, score=r.score,
-            prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
-            latency_s=r.latency_s, response=r.response, source=trajectory_source, path=r.path,
-        ))
+        new_rows.append(r)
     if conflicts:
         raise ImportRejected(source_label, sorted(conflicts, key=lambda b: b.line))
-    if new_rows:
-        s.exec(insert(Trajectory), params=new_rows)
+    _insert_trajectories(s, hb.id, new_rows, query_ids, trajectory_source)
     watermark = s.exec(select(func.max(Trajectory.id)).where(Trajectory.handbook_id == hb.id)).one() or 0
 
     parent, content = latest_content(s, hb.id)
@@ -150,6 +145,21 @@ def ingest_outcomes(
                             "version": version.number}))
     return IngestResult(hb.name, version.number, created, queries_added, len(new_rows), skipped,
                         tuple(skipped_rows or ()))
+
+
+INSERT_CHUNK = 20_000
+
+
+def _insert_trajectories(s: Session, handbook_id: int, rows: list[OutcomeRow], query_ids: dict[str, int],
+                         source: str) -> None:
+    """Core executemany in chunks: no ORM objects, and only one chunk of parameter dicts exists at a time."""
+    table, conn = Trajectory.__table__, s.connection()
+    for lo in range(0, len(rows), INSERT_CHUNK):
+        conn.execute(table.insert(), [dict(
+            handbook_id=handbook_id, query_id=query_ids[r.query_id], agent=r.agent, mode=r.mode, score=r.score,
+            prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
+            latency_s=r.latency_s, response=r.response, source=source, path=r.path,
+        ) for r in rows[lo:lo + INSERT_CHUNK]])
 
 
 def _upsert_queries(s: Session, handbook_id: int, rows: list[OutcomeRow]):

@@ -103,11 +103,36 @@ def read_text(path: Path) -> str:
                             "save the file as UTF-8") from None
 
 
+def check_file(path: Path) -> None:
+    """The checks of `read_bytes` without holding the file: exists, is a file, has non-blank content."""
+    if not path.exists():
+        raise MalformedFile(f"{path}: no such file")
+    if path.is_dir():
+        raise MalformedFile(f"{path}: is a directory, expected a file")
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            if block.strip():
+                return
+    raise MalformedFile(f"{path}: file is empty")
+
+
+def text_lines(path: Path, newline: str | None = "\n") -> Iterator[str]:
+    """The file's UTF-8 text (a BOM is allowed) as it is read, in lines; undecodable bytes raise the same error as
+    `read_text`, naming their line. `newline` as for `open` ("\n": split on line feeds only)."""
+    check_file(path)
+    try:
+        with path.open(encoding="utf-8-sig", newline=newline) as fh:
+            yield from fh
+    except UnicodeDecodeError:
+        read_text(path)  # raises MalformedFile with the line of the first bad byte
+        raise
+
+
 def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
     """(line number, object, None) per non-blank line of a JSON Lines file, or (line, None, reason) when the line
-    is not a JSON object."""
-    for number, raw in enumerate(read_text(path).split("\n"), start=1):  # not splitlines(): U+2028 in strings
-        raw = raw.rstrip("\r")
+    is not a JSON object. Streamed: the file is never held whole."""
+    for number, raw in enumerate(text_lines(path), start=1):  # line feeds only, not splitlines(): U+2028
+        raw = raw.rstrip("\n").rstrip("\r")
         if not raw.strip():
             continue
         try:
