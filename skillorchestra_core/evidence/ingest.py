@@ -14,7 +14,7 @@ from typing import Callable
 from sqlalchemy import func, insert
 from sqlmodel import Session, select
 
-from skillorchestra_core.db.models import AuditLog, Query, Trajectory
+from skillorchestra_core.db.models import AuditLog, Query, Trajectory, utcnow
 from skillorchestra_core.errors import BadRow, ImportRejected
 from skillorchestra_core.evidence.costs import default_price_card
 from skillorchestra_core.handbook.content import AgentSpec, HandbookContent, SkillSpec
@@ -148,18 +148,27 @@ def ingest_outcomes(
 
 
 INSERT_CHUNK = 20_000
+_TRAJ_COLUMNS = ("handbook_id", "query_id", "agent", "mode", "score", "prompt_tokens", "completion_tokens",
+                 "cost_usd", "latency_s", "response", "source", "path", "created_at")
 
 
 def _insert_trajectories(s: Session, handbook_id: int, rows: list[OutcomeRow], query_ids: dict[str, int],
                          source: str) -> None:
-    """Core executemany in chunks: no ORM objects, and only one chunk of parameter dicts exists at a time."""
-    table, conn = Trajectory.__table__, s.connection()
+    """executemany straight to the driver, in chunks: no ORM objects, no per-row parameter processing (the one
+    value that needs it, the timestamp, is converted once), and one chunk of parameters at a time."""
+    conn = s.connection()
+    insert_ = Trajectory.__table__.insert().inline()  # inline: no RETURNING of the new ids
+    compiled = insert_.compile(dialect=conn.dialect, column_keys=list(_TRAJ_COLUMNS))
+    to_db = Trajectory.__table__.c.created_at.type.bind_processor(conn.dialect)
+    now = to_db(utcnow()) if to_db else utcnow()
+    order = [_TRAJ_COLUMNS.index(name) for name in compiled.positiontup] if compiled.positional else None
     for lo in range(0, len(rows), INSERT_CHUNK):
-        conn.execute(table.insert(), [dict(
-            handbook_id=handbook_id, query_id=query_ids[r.query_id], agent=r.agent, mode=r.mode, score=r.score,
-            prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
-            latency_s=r.latency_s, response=r.response, source=source, path=r.path,
-        ) for r in rows[lo:lo + INSERT_CHUNK]])
+        chunk = [(handbook_id, query_ids[r.query_id], r.agent, r.mode, r.score, r.prompt_tokens,
+                  r.completion_tokens, r.cost_usd, r.latency_s, r.response, source, r.path, now)
+                 for r in rows[lo:lo + INSERT_CHUNK]]
+        params = ([tuple(t[i] for i in order) for t in chunk] if order is not None
+                  else [dict(zip(_TRAJ_COLUMNS, t)) for t in chunk])
+        conn.exec_driver_sql(compiled.string, params)
 
 
 def _upsert_queries(s: Session, handbook_id: int, rows: list[OutcomeRow]):

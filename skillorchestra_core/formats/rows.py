@@ -167,6 +167,11 @@ def is_missing(value: Any) -> bool:
 
 
 def as_text(value: Any, name: str) -> str:
+    if value.__class__ is str:  # the common case (every CSV field), checked first
+        text = value.strip()
+        if not text:
+            raise ValueError(f"{name} is empty")
+        return text
     if isinstance(value, bool) or isinstance(value, (dict, list)):
         raise ValueError(f"{name} must be a string, got {value!r}")
     if isinstance(value, float) and value.is_integer():
@@ -178,6 +183,14 @@ def as_text(value: Any, name: str) -> str:
 
 
 def as_float(value: Any, name: str) -> float:
+    if value.__class__ is str:  # the common case, checked first
+        try:
+            out = float(value)
+        except ValueError:
+            raise ValueError(f"{name} must be a number, got {value!r}") from None
+        if not math.isfinite(out):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+        return out
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number, got {value!r}")
     try:
