@@ -80,10 +80,13 @@ def save(folder: Path | None, key: str, model: RoutingModel) -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
         meta, arrays = _encode(model)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
-        target = folder / f"{key}.npz"
-        os.replace(tmp, target)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+            target = folder / f"{key}.npz"
+            os.replace(tmp, target)  # readers see the old file or the whole new one, never a part
+        finally:
+            Path(tmp).unlink(missing_ok=True)
         _prune(folder)
         return target
     except (OSError, TypeError, ValueError):  # TypeError/ValueError: a model the format cannot hold
