@@ -137,7 +137,8 @@ def parse_record(rec: Mapping[str, Any], line: int, dataset: str, dataset_forced
         except ValueError as exc:
             problems.append(str(exc))
             vals[name] = None  # present but bad: no "missing" message on top
-    problems.extend(f"missing {name}" for name in REQUIRED if name not in vals)
+    if "query_id" not in vals or "query" not in vals or "agent" not in vals:
+        problems.extend(f"missing {name}" for name in REQUIRED if name not in vals)
     score = vals.get("score")
     if "score" not in vals and vals.get("success") is not None:
         score = 1.0 if vals["success"] else 0.0
@@ -145,14 +146,14 @@ def parse_record(rec: Mapping[str, Any], line: int, dataset: str, dataset_forced
         problems.append("missing score (or success)")
     if problems:
         raise ValueError("; ".join(problems))
-    row_dataset = dataset if dataset_forced or is_missing(rec.get("dataset")) else str(rec["dataset"]).strip()
-    task = None if is_missing(rec.get("task")) else str(rec["task"]).strip()
+    row_dataset = dataset if dataset_forced or is_missing(get("dataset")) else str(rec["dataset"]).strip()
+    task = None if is_missing(get("task")) else str(rec["task"]).strip()
+    v = vals.get
     return OutcomeRow(line=line, query_id=vals["query_id"], query=vals["query"], agent=vals["agent"], score=score,
-                      mode=vals.get("mode") or "answer", task=task, split=vals.get("split"),
-                      ground_truth=as_optional_text(rec.get("ground_truth")),
-                      prompt_tokens=vals.get("prompt_tokens"), completion_tokens=vals.get("completion_tokens"),
-                      cost_usd=vals.get("cost_usd"), latency_s=vals.get("latency_s"),
-                      response=as_optional_text(rec.get("response")), dataset=row_dataset)
+                      mode=v("mode") or "answer", task=task, split=v("split"),
+                      ground_truth=as_optional_text(get("ground_truth")), prompt_tokens=v("prompt_tokens"),
+                      completion_tokens=v("completion_tokens"), cost_usd=v("cost_usd"), latency_s=v("latency_s"),
+                      response=as_optional_text(get("response")), dataset=row_dataset)
 
 
 def cross_check(rows: list[OutcomeRow], unit: str = "line") -> tuple[list[OutcomeRow], list[RowIssue]]:

@@ -217,6 +217,8 @@ def as_nonneg_float(value: Any, name: str) -> float:
 
 
 def as_nonneg_int(value: Any, name: str) -> int:
+    if value.__class__ is str and value.isascii() and value.isdigit() and len(value) < 16:  # the common case
+        return int(value)
     out = as_nonneg_float(value, name)
     if not out.is_integer():
         raise ValueError(f"{name} must be a whole number, got {value!r}")
