@@ -33,8 +33,8 @@ def route(
 ) -> None:
     """Route QUERY with handbook NAME and print the decision trace."""
     from skillorchestra_core.routing.engine import RouteOptions
-    from skillorchestra_core.routing.service import route_query
     from skillorchestra_core.routing.explain import interval_label
+    from skillorchestra_core.routing.service import route_query
     from skillorchestra_core.settings import get_settings
 
     try:

@@ -13,11 +13,11 @@ from typing import Iterator
 import numpy as np
 
 from skillorchestra_core.llm import LlmClient
+from skillorchestra_core.routing import small
 from skillorchestra_core.routing.activation import Activation, activate
 from skillorchestra_core.routing.execution import Executor
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.modes import ModePolicy
-from skillorchestra_core.routing import small
 from skillorchestra_core.routing.routers import DecisionInput, get_router
 from skillorchestra_core.routing.trace import (
     Candidate,

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing import small
+from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.reference import reference_choice
-from skillorchestra_core.routing.utility import TIE_EPS, argmax_tiebreak, lambda_interval
+from skillorchestra_core.routing.utility import TIE_EPS, argmax_tiebreak
 
 LAMBDA_FREE = "this router does not weigh cost against competence: lambda does not change its choice"
 

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-
 pytestmark = pytest.mark.bench
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,8 +55,8 @@ def test_bench_cold_route(tmp_path, llmrouter_dir, capsys):
     heavy = [line for line in probe.stdout.splitlines() if line.startswith("HEAVY")]
     b, r = statistics.median(bare), statistics.median(routed)
     with capsys.disabled():
-        print(f"\ncold `skillorchestra route` on the LLMRouter handbook (5,989 queries, 53,901 trajectories), "
-              f"medians of 5 alternating runs")
+        print("\ncold `skillorchestra route` on the LLMRouter handbook (5,989 queries, 53,901 trajectories), "
+              "medians of 5 alternating runs")
         print(f"  bare python -c 'import numpy, sqlalchemy': {b:6.2f} s")
         print(f"  skillorchestra route (cached model):        {r:6.2f} s   = bare + {r - b:5.2f} s   "
               f"(target: bare + 1 s or less: {'met' if r - b <= 1.0 else 'NOT met'})   {r / b:5.2f}x the bare process")

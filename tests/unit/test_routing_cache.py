@@ -142,7 +142,8 @@ def test_derived_state_is_stored_and_rebuilt_when_its_code_changes(url, monkeypa
         again = build.routing_model(s, MINI_AGENTS)
     assert {("retriever", m) for m in again.modes} <= set(again._cache)  # no rebuild needed
     r = activation.retriever(again, "search")
-    assert type(r).__name__ == "SkillRetriever" and r.neighbours.size == activation.retriever(built, "search").neighbours.size
+    assert type(r).__name__ == "SkillRetriever"
+    assert r.neighbours.size == activation.retriever(built, "search").neighbours.size
     assert {m: activation.retriever(again, m).activate(query) for m in again.modes} == expected
     route_a = route(built, query, RouteOptions()).model_dump(exclude={"created_at"})
     assert route(again, query, RouteOptions()).model_dump(exclude={"created_at"}) == route_a
