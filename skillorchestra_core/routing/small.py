@@ -74,11 +74,15 @@ def lambda_interval(c: np.ndarray, k: np.ndarray, chosen: int, tie_rank: np.ndar
     if ups:
         tol = eps * max(1.0, abs(high))
         # Just above `high` the binding rival with the smallest slope (the cheapest) wins, as it does at `high`.
-        above = min((i for i in ups if abs(ts[i] - high) <= tol), key=lambda i: (ks[i], ranks[i]))
+        for i in ups:
+            if abs(ts[i] - high) <= tol and (above is None or (ks[i], ranks[i]) < (ks[above], ranks[above])):
+                above = i
     if downs:
         tol = eps * max(1.0, abs(low))
         # Just below `low` the binding rival with the steepest slope (the dearest) wins.
-        below = min((i for i in downs if abs(ts[i] - low) <= tol), key=lambda i: (-ks[i], ranks[i]))
+        for i in downs:
+            if abs(ts[i] - low) <= tol and (below is None or (-ks[i], ranks[i]) < (-ks[below], ranks[below])):
+                below = i
     if low <= 0.0:
         low, below = 0.0, None
     if high <= low:
