@@ -61,10 +61,17 @@ def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | 
         handbook=loaded.handbook_name, version=loaded.number, content_hash=loaded.content_hash, modes=modes,
         skills=skills, handbook_id=loaded.handbook_id, version_id=loaded.version_id, synthetic=loaded.synthetic,
         skill_queries=_skill_queries(queries, frames.attributions),
-        paths=_paths(queries, frames.outcomes), evidence=_evidence(queries, frames.outcomes, frames.agents),
+        paths=_paths(queries, frames.outcomes), evidence=_evidence(queries, _all_splits(frames), frames.agents),
         settings={"prior": prior.kind, "prior_strength": prior.strength, "level": level},
     )
     return model
+
+
+def _all_splits(frames) -> "pd.DataFrame":
+    """Every split's trajectories, for replay and the oracle: `frames.evidence` where the frames carry it apart
+    from the learning rows, else `frames.outcomes`."""
+    evidence = getattr(frames, "evidence", None)
+    return frames.outcomes if evidence is None else evidence
 
 
 def _skill_queries(queries: pd.DataFrame, attributions: pd.DataFrame) -> list[tuple[str, str, dict[str, float]]]:
