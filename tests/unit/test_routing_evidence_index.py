@@ -10,7 +10,7 @@ from skillorchestra_core.db import session
 from skillorchestra_core.db.models import Query
 from skillorchestra_core.handbook.store import load_version
 from skillorchestra_core.learning import profile
-from skillorchestra_core.routing.build import routing_model
+from skillorchestra_core.routing.build import _all_splits, routing_model
 from skillorchestra_core.routing.engine import RouteOptions, route
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 
@@ -22,7 +22,7 @@ def test_the_index_matches_the_per_row_dictionary_on_the_demo(demo_db_url, name)
         frames = profile.load_frames(s, loaded)
         model = routing_model(s, name)
         texts = dict(s.execute(select(Query.text, Query.id).where(Query.handbook_id == loaded.handbook_id)).all())
-    expected = per_row_outcomes(frames.outcomes, frames.agents)
+    expected = per_row_outcomes(_all_splits(frames), frames.agents)
     ix = model.evidence
     assert len(ix) == len(expected) > 0
     assert dict(ix.outcomes.items()) == expected
@@ -41,7 +41,7 @@ def test_replay_and_oracle_on_the_demo_use_the_recorded_outcomes(demo_db_url):
         model = routing_model(s, "demo-qa")
         queries = s.execute(select(Query.id, Query.text).where(Query.handbook_id == loaded.handbook_id)
                             .order_by(Query.id).limit(25)).all()
-    expected = per_row_outcomes(frames.outcomes, frames.agents)
+    expected = per_row_outcomes(_all_splits(frames), frames.agents)
     for qid, text in queries:
         step = route(model, text, RouteOptions(router="oracle", execute="replay")).steps[0]
         recorded = {a: v for (q, m, a), v in expected.items() if q == qid and m == "answer"}
