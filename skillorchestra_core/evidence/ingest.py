@@ -15,7 +15,7 @@ from sqlalchemy import insert
 from sqlmodel import Session, select
 
 from skillorchestra_core.db.engine import lock_for_write
-from skillorchestra_core.db.models import AuditLog, Query, Trajectory
+from skillorchestra_core.db.models import AuditLog, Query, Trajectory, utcnow
 from skillorchestra_core.errors import BadRow, ImportRejected
 from skillorchestra_core.evidence.batches import new_batch
 from skillorchestra_core.evidence.costs import default_price_card
@@ -25,7 +25,7 @@ from skillorchestra_core.handbook.store import commit_version, get_or_create_han
 SPLITS = ("train", "val", "test")
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a large import holds one per row
 class OutcomeRow:
     """One (query, agent, mode) attempt, validated. `line` points back into the source file."""
 
@@ -122,22 +122,15 @@ def ingest_outcomes(
                 conflicts.append(BadRow(r.line, f"agent {r.agent!r} on query {r.query_id!r} in mode {r.mode!r} is "
                                                 f"already recorded with score {old[0]}; evidence is append-only"))
             continue
-        new_rows.append(dict(
-            handbook_id=hb.id, query_id=qid, agent=r.agent, mode=r.mode, score=r.score,
-            prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens, cost_usd=r.cost_usd,
-            latency_s=r.latency_s, response=r.response, source=trajectory_source, path=r.path,
-        ))
+        new_rows.append(r)
     if conflicts:
         raise ImportRejected(source_label, sorted(conflicts, key=lambda b: b.line))
     parent, content = latest_content(s, hb.id)
     if new_rows:
-        refs = {v: k for k, v in query_ids.items()}
         batch = new_batch(s, hb.id, source_label, [
-            (refs[r["query_id"]], r["agent"], r["mode"], r["source"], r["score"], r["prompt_tokens"],
-             r["completion_tokens"], r["cost_usd"], r["latency_s"]) for r in new_rows])
-        for r in new_rows:
-            r["batch_id"] = batch
-        s.exec(insert(Trajectory), params=new_rows)
+            (r.query_id, r.agent, r.mode, trajectory_source, r.score, r.prompt_tokens, r.completion_tokens,
+             r.cost_usd, r.latency_s) for r in new_rows])
+        _insert_trajectories(s, hb.id, new_rows, query_ids, trajectory_source, batch)
         content.evidence_batches = sorted({*content.evidence_batches, batch})
     for r in rows:
         content.add_mode(r.mode)
@@ -157,6 +150,30 @@ def ingest_outcomes(
                             "version": version.number}))
     return IngestResult(hb.name, version.number, created, queries_added, len(new_rows), skipped,
                         tuple(skipped_rows or ()))
+
+
+INSERT_CHUNK = 20_000
+_TRAJ_COLUMNS = ("handbook_id", "query_id", "agent", "mode", "score", "prompt_tokens", "completion_tokens",
+                 "cost_usd", "latency_s", "response", "source", "path", "created_at", "batch_id")
+
+
+def _insert_trajectories(s: Session, handbook_id: int, rows: list[OutcomeRow], query_ids: dict[str, int],
+                         source: str, batch_id: int) -> None:
+    """executemany straight to the driver, in chunks: no ORM objects, no per-row parameter processing (the one
+    value that needs it, the timestamp, is converted once), and one chunk of parameters at a time."""
+    conn = s.connection()
+    insert_ = Trajectory.__table__.insert().inline()  # inline: no RETURNING of the new ids
+    compiled = insert_.compile(dialect=conn.dialect, column_keys=list(_TRAJ_COLUMNS))
+    to_db = Trajectory.__table__.c.created_at.type.bind_processor(conn.dialect)
+    now = to_db(utcnow()) if to_db else utcnow()
+    order = [_TRAJ_COLUMNS.index(name) for name in compiled.positiontup] if compiled.positional else None
+    for lo in range(0, len(rows), INSERT_CHUNK):
+        chunk = [(handbook_id, query_ids[r.query_id], r.agent, r.mode, r.score, r.prompt_tokens,
+                  r.completion_tokens, r.cost_usd, r.latency_s, r.response, source, r.path, now, batch_id)
+                 for r in rows[lo:lo + INSERT_CHUNK]]
+        params = ([tuple(t[i] for i in order) for t in chunk] if order is not None
+                  else [dict(zip(_TRAJ_COLUMNS, t)) for t in chunk])
+        conn.exec_driver_sql(compiled.string, params)
 
 
 def _upsert_queries(s: Session, handbook_id: int, rows: list[OutcomeRow]):

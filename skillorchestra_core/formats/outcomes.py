@@ -11,7 +11,7 @@ Parquet = row index + 1 ("row N"). A query given no split in any of its rows get
 from __future__ import annotations
 
 import csv
-import io
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,13 +33,13 @@ from skillorchestra_core.formats.rows import (
     as_split,
     as_text,
     as_unit,
+    check_file,
     hash_split,
     is_missing,
     jsonl_objects,
-    read_bytes,
-    read_text,
     settle,
     task_note,
+    text_lines,
 )
 
 REQUIRED = ("query_id", "query", "agent")
@@ -48,6 +48,7 @@ OPTIONAL = ("score", "success", "mode", "task", "split", "ground_truth", "prompt
 EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 
 Record = tuple[int, Mapping[str, Any] | None, str | None]  # (line, record, reason when unreadable)
+CHUNK_ROWS = 50_000
 
 
 def read_outcomes(path: str | Path, *, dataset: str | None = None, skip_bad_rows: bool = False) -> ParsedOutcomes:
@@ -62,10 +63,12 @@ def read_outcomes(path: str | Path, *, dataset: str | None = None, skip_bad_rows
     default_dataset = dataset or path.stem
     rows: list[OutcomeRow] = []
     bad: list[RowIssue] = []
+    shared: dict[str, str] = {}  # one string object per distinct id, text and label: a query's text repeats per agent
     for line, rec, reason in records:
         if rec is not None:
             try:
-                rows.append(parse_record(rec, line, default_dataset, dataset_forced=dataset is not None))
+                rows.append(_share(parse_record(rec, line, default_dataset, dataset_forced=dataset is not None),
+                                   shared))
                 continue
             except ValueError as exc:
                 reason = str(exc)
@@ -93,6 +96,18 @@ def import_outcomes(
     return ImportReport(parsed.path, "outcomes", len(parsed.rows), result, tuple(parsed.skipped), notes)
 
 
+def _share(row: OutcomeRow, shared: dict[str, str]) -> OutcomeRow:
+    """Reuse equal strings across rows (memory of large imports); values are unchanged."""
+    row.query_id = shared.setdefault(row.query_id, row.query_id)
+    row.query = shared.setdefault(row.query, row.query)
+    row.agent = sys.intern(row.agent)
+    row.mode = sys.intern(row.mode)
+    row.dataset = sys.intern(row.dataset)
+    if row.task is not None:
+        row.task = sys.intern(row.task)
+    return row
+
+
 def _query_text(value: Any, name: str) -> str:
     as_text(value, name)  # rejects blanks and containers; the text itself is kept unstripped
     return str(value)
@@ -111,16 +126,19 @@ def parse_record(rec: Mapping[str, Any], line: int, dataset: str, dataset_forced
     """One record into an OutcomeRow; raises ValueError naming every problem of the row."""
     problems: list[str] = []
     vals: dict[str, Any] = {}
+    get = rec.get
     for name, parser in _PARSERS:
-        value = rec.get(name)
-        if is_missing(value):
+        value = get(name)
+        if value is None or value == "" or (value.__class__ is str and value.isspace()) or (
+                isinstance(value, float) and value != value):  # rows.is_missing, inlined: runs 11 times a row
             continue
         try:
             vals[name] = parser(value, name)
         except ValueError as exc:
             problems.append(str(exc))
             vals[name] = None  # present but bad: no "missing" message on top
-    problems.extend(f"missing {name}" for name in REQUIRED if name not in vals)
+    if "query_id" not in vals or "query" not in vals or "agent" not in vals:
+        problems.extend(f"missing {name}" for name in REQUIRED if name not in vals)
     score = vals.get("score")
     if "score" not in vals and vals.get("success") is not None:
         score = 1.0 if vals["success"] else 0.0
@@ -128,14 +146,14 @@ def parse_record(rec: Mapping[str, Any], line: int, dataset: str, dataset_forced
         problems.append("missing score (or success)")
     if problems:
         raise ValueError("; ".join(problems))
-    row_dataset = dataset if dataset_forced or is_missing(rec.get("dataset")) else str(rec["dataset"]).strip()
-    task = None if is_missing(rec.get("task")) else str(rec["task"]).strip()
+    row_dataset = dataset if dataset_forced or is_missing(get("dataset")) else str(rec["dataset"]).strip()
+    task = None if is_missing(get("task")) else str(rec["task"]).strip()
+    v = vals.get
     return OutcomeRow(line=line, query_id=vals["query_id"], query=vals["query"], agent=vals["agent"], score=score,
-                      mode=vals.get("mode") or "answer", task=task, split=vals.get("split"),
-                      ground_truth=as_optional_text(rec.get("ground_truth")),
-                      prompt_tokens=vals.get("prompt_tokens"), completion_tokens=vals.get("completion_tokens"),
-                      cost_usd=vals.get("cost_usd"), latency_s=vals.get("latency_s"),
-                      response=as_optional_text(rec.get("response")), dataset=row_dataset)
+                      mode=v("mode") or "answer", task=task, split=v("split"),
+                      ground_truth=as_optional_text(get("ground_truth")), prompt_tokens=v("prompt_tokens"),
+                      completion_tokens=v("completion_tokens"), cost_usd=v("cost_usd"), latency_s=v("latency_s"),
+                      response=as_optional_text(get("response")), dataset=row_dataset)
 
 
 def cross_check(rows: list[OutcomeRow], unit: str = "line") -> tuple[list[OutcomeRow], list[RowIssue]]:
@@ -189,7 +207,8 @@ def _check_columns(path: Path, columns: list[str], where: str) -> None:
 
 
 def _csv_records(path: Path) -> tuple[Iterator[Record], list[str]]:
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    lines = text_lines(path, newline="")  # streamed; quoted fields may span lines
+    reader = csv.reader(lines)
     try:
         header = [h.strip() for h in next(reader)]
     except (StopIteration, csv.Error) as exc:
@@ -221,19 +240,41 @@ def _csv_records(path: Path) -> tuple[Iterator[Record], list[str]]:
 
 
 def _jsonl_records(path: Path) -> tuple[Iterator[Record], list[str]]:
-    out = list(jsonl_objects(path))
-    columns = sorted({key for _, rec, _ in out if rec for key in rec})
-    return iter(out), columns
+    columns: list[str] = []  # filled as the records are read (only reported after the whole file)
+    seen: set[str] = set()
+
+    def records() -> Iterator[Record]:
+        for line, rec, reason in jsonl_objects(path):
+            if rec:
+                new = rec.keys() - seen
+                if new:
+                    seen.update(new)
+                    columns.extend(sorted(new))
+            yield line, rec, reason
+
+    return records(), columns
 
 
 def _parquet_records(path: Path) -> tuple[Iterator[Record], list[str]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    read_bytes(path)
+    check_file(path)
     try:
-        table = pq.read_table(path)
+        source = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
         raise MalformedFile(f"{path}: not a readable Parquet file ({exc})") from None
-    _check_columns(path, table.column_names, str(path))
-    return ((i + 1, rec, None) for i, rec in enumerate(table.to_pylist())), table.column_names
+    columns = source.schema_arrow.names
+    _check_columns(path, columns, str(path))
+
+    def records() -> Iterator[Record]:  # one row group batch at a time, never the whole table as Python objects
+        row = 0
+        try:
+            for batch in source.iter_batches(batch_size=CHUNK_ROWS):
+                for rec in batch.to_pylist():
+                    row += 1
+                    yield row, rec, None
+        except (pa.ArrowException, OSError) as exc:
+            raise MalformedFile(f"{path}: not a readable Parquet file ({exc})") from None
+
+    return records(), columns

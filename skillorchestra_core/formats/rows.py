@@ -103,11 +103,36 @@ def read_text(path: Path) -> str:
                             "save the file as UTF-8") from None
 
 
+def check_file(path: Path) -> None:
+    """The checks of `read_bytes` without holding the file: exists, is a file, has non-blank content."""
+    if not path.exists():
+        raise MalformedFile(f"{path}: no such file")
+    if path.is_dir():
+        raise MalformedFile(f"{path}: is a directory, expected a file")
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            if block.strip():
+                return
+    raise MalformedFile(f"{path}: file is empty")
+
+
+def text_lines(path: Path, newline: str | None = "\n") -> Iterator[str]:
+    """The file's UTF-8 text (a BOM is allowed) as it is read, in lines; undecodable bytes raise the same error as
+    `read_text`, naming their line. `newline` as for `open` ("\n": split on line feeds only)."""
+    check_file(path)
+    try:
+        with path.open(encoding="utf-8-sig", newline=newline) as fh:
+            yield from fh
+    except UnicodeDecodeError:
+        read_text(path)  # raises MalformedFile with the line of the first bad byte
+        raise
+
+
 def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
     """(line number, object, None) per non-blank line of a JSON Lines file, or (line, None, reason) when the line
-    is not a JSON object."""
-    for number, raw in enumerate(read_text(path).split("\n"), start=1):  # not splitlines(): U+2028 in strings
-        raw = raw.rstrip("\r")
+    is not a JSON object. Streamed: the file is never held whole."""
+    for number, raw in enumerate(text_lines(path), start=1):  # line feeds only, not splitlines(): U+2028
+        raw = raw.rstrip("\n").rstrip("\r")
         if not raw.strip():
             continue
         try:
@@ -142,6 +167,11 @@ def is_missing(value: Any) -> bool:
 
 
 def as_text(value: Any, name: str) -> str:
+    if value.__class__ is str:  # the common case (every CSV field), checked first
+        text = value.strip()
+        if not text:
+            raise ValueError(f"{name} is empty")
+        return text
     if isinstance(value, bool) or isinstance(value, (dict, list)):
         raise ValueError(f"{name} must be a string, got {value!r}")
     if isinstance(value, float) and value.is_integer():
@@ -153,6 +183,14 @@ def as_text(value: Any, name: str) -> str:
 
 
 def as_float(value: Any, name: str) -> float:
+    if value.__class__ is str:  # the common case, checked first
+        try:
+            out = float(value)
+        except ValueError:
+            raise ValueError(f"{name} must be a number, got {value!r}") from None
+        if not math.isfinite(out):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+        return out
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number, got {value!r}")
     try:
@@ -179,6 +217,8 @@ def as_nonneg_float(value: Any, name: str) -> float:
 
 
 def as_nonneg_int(value: Any, name: str) -> int:
+    if value.__class__ is str and value.isascii() and value.isdigit() and len(value) < 16:  # the common case
+        return int(value)
     out = as_nonneg_float(value, name)
     if not out.is_integer():
         raise ValueError(f"{name} must be a whole number, got {value!r}")

@@ -15,7 +15,7 @@ from skillorchestra_core.db.models import HandbookVersion
 from skillorchestra_core.errors import NotFound
 from skillorchestra_core.handbook.content import HandbookContent, SkillSpec
 from skillorchestra_core.handbook.store import LoadedVersion, get_version, load_version_by_id
-from skillorchestra_core.routing import cache
+from skillorchestra_core.routing import cache, cache_state
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import PathEvidence, RoutingModel
 from skillorchestra_core.settings import get_settings
@@ -23,7 +23,6 @@ from skillorchestra_core.settings import get_settings
 if TYPE_CHECKING:
     import pandas as pd
 
-    from skillorchestra_core.learning import profile
     from skillorchestra_core.learning.competence import PriorConfig
 
 _CACHE: "OrderedDict[tuple, RoutingModel]" = OrderedDict()
@@ -153,6 +152,7 @@ def routing_model(s: Session, handbook: str | None = None, number: int | None = 
         from skillorchestra_core.learning.competence import PriorConfig
 
         model = build_routing_model(s, load_version_by_id(s, version.id), PriorConfig(kind, strength), level)
+        cache_state.warm(model)  # the retrievers too, so they are stored with it
         cache.save(folder, key, model)
     with _LOCK:
         _CACHE[memory_key] = model

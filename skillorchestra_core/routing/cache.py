@@ -12,6 +12,7 @@ error. Databases without a file (PostgreSQL, `:memory:`) keep only the in-proces
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 import json
 import os
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from skillorchestra_core.handbook.content import SkillSpec
+from skillorchestra_core.routing import cache_state
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel
 
@@ -56,6 +58,8 @@ def load(folder: Path | None, key: str) -> RoutingModel | None:
     if folder is None:
         return None
     path = folder / f"{key}.npz"
+    collecting = gc.isenabled()
+    gc.disable()  # decoding makes many small objects and no cycles: collections would only cost time
     try:
         with np.load(path, allow_pickle=False) as z:
             return _decode(json.loads(z["meta"].tobytes().decode()), z)
@@ -63,6 +67,9 @@ def load(folder: Path | None, key: str) -> RoutingModel | None:
         return None
     except Exception:  # noqa: BLE001  (any damage: rebuild instead)
         return None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def save(folder: Path | None, key: str, model: RoutingModel) -> Path | None:
@@ -73,10 +80,13 @@ def save(folder: Path | None, key: str, model: RoutingModel) -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
         meta, arrays = _encode(model)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
-        target = folder / f"{key}.npz"
-        os.replace(tmp, target)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+            target = folder / f"{key}.npz"
+            os.replace(tmp, target)  # readers see the old file or the whole new one, never a part
+        finally:
+            Path(tmp).unlink(missing_ok=True)
         _prune(folder)
         return target
     except (OSError, TypeError, ValueError):  # TypeError/ValueError: a model the format cannot hold
@@ -98,11 +108,10 @@ def _check_fields() -> None:
 
 
 def _encode(model: RoutingModel) -> tuple[dict, dict[str, np.ndarray]]:
-    from skillorchestra_core.routing.activation import activator, settle_activation
+    from skillorchestra_core.routing.activation import settle_activation
 
     _check_fields()
-    settle_activation(model)  # train once, here: a cache hit then activates without retraining
-    trained = {m: act.classifier.to_dict() for m in model.modes if (act := activator(model, m)) is not None}
+    settle_activation(model)  # train the activators once, here: stored with the derived state below
     arrays: dict[str, np.ndarray] = {}
     tables = []
     for i, (name, t) in enumerate(model.modes.items()):
@@ -113,7 +122,7 @@ def _encode(model: RoutingModel) -> tuple[dict, dict[str, np.ndarray]]:
             "synthetic": model.synthetic, "settings": model.settings, "tables": tables,
             "skills": {k: vars(s) for k, s in model.skills.items()},
             "skill_queries": [list(x) for x in model.skill_queries],
-            "val_queries": [list(x) for x in model.val_queries], "activation_models": trained,
+            "val_queries": [list(x) for x in model.val_queries],
             "paths": None, "evidence": None}
     if model.paths is not None:
         meta["paths"] = {"texts": model.paths.texts, "paths": model.paths.paths}
@@ -122,6 +131,7 @@ def _encode(model: RoutingModel) -> tuple[dict, dict[str, np.ndarray]]:
     if ev is not None:
         meta["evidence"] = {"ext_ids": ev.ext_ids, "texts": ev.texts, "modes": ev.modes, "agents": ev.agents}
         arrays.update({f"ev.{a}": getattr(ev, a) for a in _EVIDENCE_ARRAYS})
+    meta["derived"] = cache_state.encode(model, arrays)
     return meta, arrays
 
 
@@ -145,8 +155,5 @@ def _decode(meta: dict, z) -> RoutingModel:
             **{a: z[f"ev.{a}"] for a in _EVIDENCE_ARRAYS}, ext_ids=e["ext_ids"], texts=e["texts"],
             modes=e["modes"], agents=e["agents"]),
         settings=meta["settings"])
-    if meta["activation_models"]:
-        from skillorchestra_core.routing.activation import restore_activators
-
-        restore_activators(model, meta["activation_models"])
+    cache_state.decode(meta.get("derived", []), z, model)
     return model

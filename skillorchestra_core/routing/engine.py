@@ -95,21 +95,24 @@ def _ranks(ranking: np.ndarray, tie_rank: np.ndarray, chosen: int, runner: int |
     return ranks
 
 
+def _active(table: ModeTable, activation: Activation) -> tuple[list[str], np.ndarray]:
+    """The activated skills this mode knows, with weights normalised to sum 1 (none when no weight is usable: the
+    agents' general competence then decides, as in the batch path)."""
+    used = [a for a in activation.skills if a.skill in table.skill_index]
+    weights = np.array([a.weight for a in used], float)
+    total = float(weights.sum()) if used else 0.0
+    if total > 0:
+        return [a.skill for a in used], weights / total
+    return [], np.zeros(0)
+
+
 def decide_step(index: int, table: ModeTable, activation: Activation, options: RouteOptions, *, router=None,
                 query: str = "", model: RoutingModel | None = None, query_id: int | None = None,
                 mode_reason: str = "", mode_source: str = "", lazy: bool = True) -> StepTrace:
     """One decision with its full trace: candidates, contributions, choice, runner-up, margin, lambda interval.
     With `lazy` the candidate records are built on first use (see StepTrace); the JSON is the same."""
-    index_of = table.skill_index
-    used = [a for a in activation.skills if a.skill in index_of]
-    keys = [a.skill for a in used]
-    weights = np.array([a.weight for a in used], float)
-    total = float(weights.sum()) if len(used) else 0.0
-    if total > 0:
-        weights = weights / total
-    else:  # no usable weight: the agents' general competence decides (as the batch path does)
-        keys, weights = [], np.zeros(0)
-    d = DecisionInput(table, np.array([index_of[k] for k in keys], np.int64), weights, options.lam,
+    keys, weights = _active(table, activation)
+    d = DecisionInput(table, np.array([table.skill_index[k] for k in keys], np.int64), weights, options.lam,
                       options.cost_unit, query, index, options.seed, model, query_id, keys)
     decision = (router or options.make_router()).decide(d)
     ranking = decision.scores if decision.scores is not None else d.utility

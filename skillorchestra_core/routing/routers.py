@@ -76,8 +76,8 @@ class SkillRouter:
             cause = "fallback_no_skills"
         else:
             u = d.utility.tolist()
-            best_other = max(x for i, x in enumerate(u) if i != chosen)
-            cause = "tie_break_cost" if u[chosen] - best_other <= TIE_EPS else "skill_utility"
+            top, u[chosen] = u[chosen], -math.inf
+            cause = "tie_break_cost" if top - max(u) <= TIE_EPS else "skill_utility"
         interval = None if math.isnan(low) else (low, None if math.isinf(high) else high, below, above)
         return Decision(chosen, cause, d.utility, interval)
 

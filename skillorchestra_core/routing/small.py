@@ -70,17 +70,23 @@ def lambda_interval(c: np.ndarray, k: np.ndarray, chosen: int, tie_rank: np.ndar
             dc = cc - cs[i]
             if dc < -eps or (-eps <= dc <= eps and ranks[i] < ranks[chosen]):
                 return math.nan, math.nan, None, None  # never chosen for lambda >= 0
-    below = above = None
-    if ups:
-        tol = eps * max(1.0, abs(high))
-        # Just above `high` the binding rival with the smallest slope (the cheapest) wins, as it does at `high`.
-        above = min((i for i in ups if abs(ts[i] - high) <= tol), key=lambda i: (ks[i], ranks[i]))
-    if downs:
-        tol = eps * max(1.0, abs(low))
-        # Just below `low` the binding rival with the steepest slope (the dearest) wins.
-        below = min((i for i in downs if abs(ts[i] - low) <= tol), key=lambda i: (-ks[i], ranks[i]))
+    # Just above `high` the binding rival with the smallest slope (the cheapest) wins, as it does at `high`; just
+    # below `low` the binding rival with the steepest slope (the dearest).
+    above = _binding(ups, ts, high, ks, ranks, 1.0) if ups else None
+    below = _binding(downs, ts, low, ks, ranks, -1.0) if downs else None
     if low <= 0.0:
         low, below = 0.0, None
     if high <= low:
         return math.nan, math.nan, None, None
     return low, high, below, above
+
+
+def _binding(rivals: list[int], ts: list, edge: float, ks: list, ranks: list, sign: float) -> int:
+    """Among the rivals whose threshold is `edge` (within the tie tolerance), the one with the lowest
+    (sign x cost, tie rank)."""
+    tol = utility.TIE_EPS * max(1.0, abs(edge))
+    best = -1
+    for i in rivals:
+        if abs(ts[i] - edge) <= tol and (best < 0 or (sign * ks[i], ranks[i]) < (sign * ks[best], ranks[best])):
+            best = i
+    return best

@@ -125,7 +125,8 @@ def test_bench_routing(capsys):
               f"{ref_round_us / full_us:6.2f}x the reference speed (candidate records built on first use)")
         print(f"    ... candidate records built:         {built_us:8.1f} us   "
               f"{ref_round_us / built_us:6.2f}x the reference")
-        print(f"    ... and serialised to JSON:          {json_us:8.1f} us   {ref_round_us / json_us:6.2f}x the reference")
+        print(f"    ... and serialised to JSON:          {json_us:8.1f} us   "
+              f"{ref_round_us / json_us:6.2f}x the reference")
         print(f"    ... previous path (built eagerly):   {eager_us:8.1f} us   "
               f"{ref_round_us / eager_us:6.2f}x the reference")
         print(f"  utility-and-argmax core (median):      {core_us:8.1f} us   target < 100 us    "

@@ -128,3 +128,30 @@ def test_no_file_cache_without_a_database_file():
     assert cache.cache_dir("sqlite://") is None and cache.cache_dir("sqlite:///:memory:") is None
     assert cache.cache_dir("postgresql+psycopg://u@h/db") is None
     assert cache.cache_dir("sqlite:////tmp/x/studio.db") == Path("/tmp/x/studio.db.routing")
+
+
+def test_derived_state_is_stored_and_rebuilt_when_its_code_changes(url, monkeypatch):
+    from skillorchestra_core.routing import activation, cache_state
+
+    query = "Which emperor ruled Rome in the year 700?"
+    with session(url) as s:
+        built = build.routing_model(s, MINI_AGENTS)
+        expected = {m: activation.activate_offline(built, m, query) for m in built.modes}
+    build.clear_memory_cache()
+    with session(url) as s:
+        again = build.routing_model(s, MINI_AGENTS)
+    assert {("retriever", m) for m in again.modes} <= set(again._cache)  # no rebuild needed
+    assert ("activator", "answer") in again._cache  # the trained classifier too: no retraining
+    r = activation.retriever(again, "search")
+    assert type(r).__name__ == "SkillRetriever"
+    assert r.leaves == activation.retriever(built, "search").leaves
+    assert {m: activation.activate_offline(again, m, query) for m in again.modes} == expected
+    route_a = route(built, query, RouteOptions()).model_dump(exclude={"created_at"})
+    assert route(again, query, RouteOptions()).model_dump(exclude={"created_at"}) == route_a
+
+    monkeypatch.setattr(cache_state, "_digest", lambda value: "changed code")
+    build.clear_memory_cache()
+    with session(url) as s:
+        stale = build.routing_model(s, MINI_AGENTS)
+    assert not stale._cache  # nothing from older code is reused...
+    assert route(stale, query, RouteOptions()).model_dump(exclude={"created_at"}) == route_a  # ...it is rebuilt

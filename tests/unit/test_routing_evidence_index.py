@@ -4,28 +4,15 @@ import numpy as np
 import pandas as pd
 import pytest
 from sqlalchemy import select
+from support.legacy_evidence import per_row_outcomes
 
 from skillorchestra_core.db import session
 from skillorchestra_core.db.models import Query
-from skillorchestra_core.evidence.costs import trajectory_costs
 from skillorchestra_core.handbook.store import load_version
 from skillorchestra_core.learning import profile
 from skillorchestra_core.routing.build import routing_model
 from skillorchestra_core.routing.engine import RouteOptions, route
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
-
-
-def per_row_outcomes(o: pd.DataFrame, agents: pd.DataFrame) -> dict:
-    """The former implementation, one row at a time: import evidence first, then oldest first."""
-    out: dict = {}
-    cost = trajectory_costs(o, agents)
-    order = np.lexsort((o["trajectory_id"].to_numpy(), (o["source"] != "import").to_numpy()))
-    for i in order:
-        key = (int(o["query_id"].iat[i]), str(o["mode"].iat[i]), str(o["agent"].iat[i]))
-        if key not in out:
-            ci = float(cost[i])
-            out[key] = (float(o["score"].iat[i]), None if np.isnan(ci) else ci, int(o["trajectory_id"].iat[i]))
-    return out
 
 
 @pytest.mark.parametrize("name", ["demo-qa", "demo-agents"])
