@@ -34,9 +34,10 @@ def learn(
     if as_json:
         echo_json(report.to_dict())
         return
-    status = "created" if report.created else "unchanged (same content as"
-    typer.echo(f"{report.handbook}: v{report.version} {status} from v{report.parent}"
-               + ("" if report.created else ")") + f" [{report.method}]")
+    if report.created:
+        typer.echo(f"{report.handbook}: v{report.version} created from v{report.parent} [{report.method}]")
+    else:
+        typer.echo(f"{report.handbook}: unchanged, v{report.version} already holds what was learned [{report.method}]")
     for mode, skills in report.skills_added.items():
         typer.echo(f"  mode {mode}: {len(skills)} skill(s) added")
         for k in skills:

@@ -62,7 +62,20 @@ class LearnReport:
     diff: list[dict] = field(default_factory=list)  # posterior changes vs the parent, largest first
 
     def to_dict(self) -> dict:
-        return dict(vars(self))
+        """Plain JSON values: NaN (a skill new in this version has no parent posterior) becomes null."""
+        return _plain(dict(vars(self)))
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
 
 
 def _sample(ids: list[int], limit: int | None, seed: int) -> list[int]:

@@ -35,23 +35,8 @@ def work(db_url: str | None, run_id: int) -> str:
         traceback.print_exc()
         runs.update(db_url, run_id, status="failed", error=f"{type(exc).__name__}: {exc}"[:2000])
         return "failed"
-    runs.update(db_url, run_id, status="done", version=report.version, report=_jsonable(report.to_dict()))
+    runs.update(db_url, run_id, status="done", version=report.version, report=report.to_dict())
     return "done"
-
-
-def _jsonable(value):
-    """Plain JSON for the report column: NaN becomes null, numpy scalars plain numbers."""
-    import math
-
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
 
 
 def main() -> None:
