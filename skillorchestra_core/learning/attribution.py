@@ -102,8 +102,8 @@ def attribute_llm(client: LlmClient, content: HandbookContent, inputs: LearnInpu
     catalog = [f"- {k}: {content.skills[k].name}. {content.skills[k].description}" for k in catalog_keys]
     resolve = {k.lower(): k for k in catalog_keys} | {content.skills[k].name.lower(): k for k in catalog_keys}
     c = inputs.contrast(mode)
-    blocks = [lp.query_block(f"Q{i + 1}", inputs.texts[q], c.at[q, "succeeded"], c.at[q, "failed"])
-              for i, q in enumerate(ids)]
+    blocks = [lp.query_block(f"Q{i + 1}", inputs.texts[q], c.at[q, "succeeded"], c.at[q, "failed"],
+                             inputs.outputs(q, mode)) for i, q in enumerate(ids)]
     notes = []
     groups = lp.batches(blocks, budget)
     for n, group in enumerate(groups):

@@ -13,7 +13,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlmodel import Session
 
-from skillorchestra_core.db.models import Query
+from skillorchestra_core.db.models import Query, Trajectory
 from skillorchestra_core.handbook.store import LoadedVersion, load_version
 from skillorchestra_core.learning import profile
 
@@ -27,6 +27,7 @@ class LearnInputs:
     texts: dict[int, str]  # learn-split query id -> text
     ext_ids: dict[int, str]  # learn-split query id -> external id
     heldout_texts: dict[int, str]  # val/test query id -> text: for attributing held-out queries by text only
+    responses: dict[tuple[int, str], dict[str, str]] | None = None  # (train query, mode) -> {agent: output}
 
     @property
     def modes(self) -> list[str]:
@@ -35,6 +36,10 @@ class LearnInputs:
     def outcomes(self, mode: str) -> pd.DataFrame:
         o = self.frames.outcomes
         return o[o["mode"] == mode]
+
+    def outputs(self, query_id: int, mode: str) -> dict[str, str]:
+        """agent -> recorded output on this train query in `mode` (empty when none was recorded)."""
+        return (self.responses or {}).get((query_id, mode), {})
 
     def heldout_ids(self, mode: str) -> list[int]:
         """Val/test queries with evidence in `mode` (their outcomes are never read here, only which exist)."""
@@ -71,4 +76,17 @@ def read_inputs(s: Session, name: str, version: int | None = None) -> LearnInput
     texts = {int(q): str(t) for q, _e, t, _sp in rows if q in learn}
     ext_ids = {int(q): str(e) for q, e, _t, _sp in rows if q in learn}
     held = {int(q): str(t) for q, _e, t, sp in rows if q not in learn and sp not in frames.learn_splits}
-    return LearnInputs(loaded, frames, texts, ext_ids, held)
+    return LearnInputs(loaded, frames, texts, ext_ids, held, _responses(s, frames))
+
+
+def _responses(s: Session, frames: profile.VersionFrames) -> dict[tuple[int, str], dict[str, str]]:
+    """The recorded outputs of the learn-split trajectories (what tau+ and tau- actually said), where recorded."""
+    ids = [int(t) for t in frames.outcomes["trajectory_id"]]
+    out: dict[tuple[int, str], dict[str, str]] = {}
+    for start in range(0, len(ids), 5000):
+        rows = s.exec(select(Trajectory.query_id, Trajectory.mode, Trajectory.agent, Trajectory.response)
+                      .where(Trajectory.id.in_(ids[start:start + 5000]), Trajectory.response.is_not(None))).all()
+        for q, m, a, r in rows:
+            if r:
+                out.setdefault((int(q), m), {})[a] = r
+    return out

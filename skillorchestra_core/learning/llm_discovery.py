@@ -34,8 +34,8 @@ def discover_llm(client: LlmClient, content: HandbookContent, inputs: LearnInput
         found.notes.append(f"{mode}: no train query has both a success and a failure; nothing to contrast")
         return found
     c = inputs.contrast(mode)
-    blocks = [lp.query_block(f"Q{i + 1}", inputs.texts[q], c.at[q, "succeeded"], c.at[q, "failed"])
-              for i, q in enumerate(ids)]
+    blocks = [lp.query_block(f"Q{i + 1}", inputs.texts[q], c.at[q, "succeeded"], c.at[q, "failed"],
+                             inputs.outputs(q, mode)) for i, q in enumerate(ids)]
     groups = lp.batches(blocks, budget)
     description = content.modes[mode].description if mode in content.modes else ""
     for n, group in enumerate(groups):

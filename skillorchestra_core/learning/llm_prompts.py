@@ -47,10 +47,21 @@ class AttributionReply(BaseModel):
     attributions: list[QueryAttribution] = Field(min_length=1)
 
 
-def query_block(ref: str, text: str, succeeded: list[str], failed: list[str]) -> str:
+RESPONSE_CHARS = 200
+
+
+def query_block(ref: str, text: str, succeeded: list[str], failed: list[str],
+                outputs: dict[str, str] | None = None) -> str:
+    """One query with its tau+ and tau- agents and, where recorded, one output of each side."""
     ok = ", ".join(succeeded) or "none"
     bad = ", ".join(failed) or "none"
-    return f"{ref}: {text[:QUERY_CHARS]}\n  succeeded: {ok}\n  failed: {bad}"
+    lines = [f"{ref}: {text[:QUERY_CHARS]}", f"  succeeded: {ok}", f"  failed: {bad}"]
+    outputs = outputs or {}
+    for tag, agents in (("tau+", succeeded), ("tau-", failed)):
+        said = next(((a, outputs[a]) for a in agents if outputs.get(a)), None)
+        if said:
+            lines.append(f"  {tag} {said[0]} said: {' '.join(said[1].split())[:RESPONSE_CHARS]}")
+    return "\n".join(lines)
 
 
 def batches(blocks: list[str], budget: int = MAX_PROMPT_CHARS) -> list[list[int]]:

@@ -133,7 +133,7 @@ def _discover(content, inputs, mode, options, client, tell, i, n):
     if options.max_queries:
         keep = set(_sample(sorted(inputs.texts), options.max_queries, options.seed))
         sub = LearnInputs(inputs.loaded, inputs.frames, {q: t for q, t in inputs.texts.items() if q in keep},
-                          inputs.ext_ids, inputs.heldout_texts)
+                          inputs.ext_ids, inputs.heldout_texts, inputs.responses)
         inputs = _restricted(sub, keep)
     return discover_offline(content, inputs, mode, options.seed, task_labels=options.task_labels)
 
@@ -143,7 +143,7 @@ def _restricted(inputs: LearnInputs, keep: set[int]) -> LearnInputs:
     outcomes = f.outcomes[f.outcomes["query_id"].isin(keep)].reset_index(drop=True)
     frames = profile.VersionFrames(outcomes, f.attributions, f.skills, f.agents, f.imported, f.evidence,
                                    f.learn_splits)
-    return LearnInputs(inputs.loaded, frames, inputs.texts, inputs.ext_ids, inputs.heldout_texts)
+    return LearnInputs(inputs.loaded, frames, inputs.texts, inputs.ext_ids, inputs.heldout_texts, inputs.responses)
 
 
 def _attribute(content, inputs, mode, found, options, client, report) -> int:

@@ -26,6 +26,7 @@ NAME_STOP = frozenset(
     "who why yes yet".split())
 RESTARTS = 3
 FOLDS = 5
+PRIOR_STRENGTH = 2.0  # the profiles shrink to each agent's pooled rate, as the handbook's default prior does
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,8 @@ def spherical_kmeans(x: sparse.csr_matrix, k: int, rng: np.random.Generator, ite
 
 
 def heldout_loglik(labels: np.ndarray, k: int, y: np.ndarray, rng: np.random.Generator) -> float:
-    """Mean per-query log-likelihood of held-out outcomes `y` (n, A; NaN = no attempt) under per-cluster Beta(1,1)
-    posterior means fit on the other folds."""
+    """Mean per-query log-likelihood of held-out outcomes `y` (n, A; NaN = no attempt) under per-cluster posterior
+    means fit on the other folds, with the handbook's hierarchical prior (centred on each agent's pooled rate)."""
     n = len(labels)
     fold = rng.permutation(n) % FOLDS
     seen = ~np.isnan(y)
@@ -75,7 +76,8 @@ def heldout_loglik(labels: np.ndarray, k: int, y: np.ndarray, rng: np.random.Gen
         fit, test = fold != f, fold == f
         succ = onehot[:, fit] @ y0[fit]
         tries = onehot[:, fit] @ seen[fit]
-        p = ((succ + 1.0) / (tries + 2.0))[labels[test]]
+        pooled = (succ.sum(axis=0) + 1.0) / (tries.sum(axis=0) + 2.0)  # each agent's rate on the fit folds
+        p = ((succ + PRIOR_STRENGTH * pooled) / (tries + PRIOR_STRENGTH))[labels[test]]
         yt, st = y0[test], seen[test]
         total += float((st * (yt * np.log(p) + (1.0 - yt) * np.log1p(-p))).sum())
     return total / max(n, 1)

@@ -32,7 +32,8 @@ def contrast_rows(per_kind: int = 50, seed: int = 3) -> list[OutcomeRow]:
                 line += 1
                 rows.append(OutcomeRow(line=line, query_id=f"{kind}-{q}", query=text, agent=agent,
                                        score=float(rng.random() < rate), split=split, task=kind,
-                                       prompt_tokens=50, completion_tokens=20))
+                                       prompt_tokens=50, completion_tokens=20,
+                                       response=f"reply of {agent} to {kind}-{q}"))
     return rows
 
 

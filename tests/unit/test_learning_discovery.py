@@ -43,6 +43,10 @@ def test_discovery_prompt_contrasts_successes_and_failures_from_train_text_only(
     held = inputs.heldout_texts
     shown = set(re.findall(r"^Q\d+: (.*)$", prompt, re.M))
     assert held and shown and shown <= set(inputs.texts.values()) and not shown & set(held.values())
+    said = re.findall(r"^  tau([+-]) (\w+) said: reply of \2 to (\w+-\d+)$", prompt, re.M)
+    assert {t for t, _a, _q in said} == {"+", "-"}
+    train_refs = set(inputs.ext_ids.values())
+    assert all(ref in train_refs for _t, _a, ref in said)  # no held-out output reaches the prompt
     n_mixed = int(inputs.contrast("answer")["mixed"].sum())
     assert len(re.findall(r"^Q\d+: ", prompt, re.M)) == n_mixed == found.stats["contrast_queries"]
     keys = [s.key for s in found.skills]
