@@ -108,18 +108,8 @@ def attribute_llm(client: LlmClient, content: HandbookContent, inputs: LearnInpu
     groups = lp.batches(blocks, budget)
     for n, group in enumerate(groups):
         refs = {f"Q{i + 1}": ids[i] for i in group}
-
-        def check(reply: lp.AttributionReply, refs=refs) -> None:
-            bad_q = [a.query for a in reply.attributions if a.query.strip().upper() not in refs]
-            bad_s = [w.skill_id for a in reply.attributions for w in a.skills if w.skill_id.strip().lower()
-                     not in resolve]
-            if bad_q or bad_s:
-                raise ValueError("unknown " + "; ".join(filter(None, [
-                    f"query ref(s) {', '.join(bad_q[:5])}" if bad_q else "",
-                    f"skill id(s) {', '.join(bad_s[:5])}" if bad_s else ""])))
-
         got = ask_structured(client, lp.attribution_messages(mode, catalog, [blocks[i] for i in group]),
-                             lp.AttributionReply, purpose=PURPOSE, check=check)
+                             lp.AttributionReply, purpose=PURPOSE, check=_checker(refs, resolve))
         if not got.ok:
             notes.append(f"{mode}: attribution batch {n + 1}/{len(groups)} failed ({got.error}); "
                          "its queries were attributed by the text classifier")
@@ -135,6 +125,18 @@ def attribute_llm(client: LlmClient, content: HandbookContent, inputs: LearnInpu
         if tick:
             tick(n + 1, len(groups))
     return notes
+
+
+def _checker(refs: dict[str, int], resolve: dict[str, str]):
+    """Reject a reply naming a query ref not in the batch or a skill id not in the catalog (then it is re-asked)."""
+    def check(reply: lp.AttributionReply) -> None:
+        bad_q = [a.query for a in reply.attributions if a.query.strip().upper() not in refs]
+        bad_s = [w.skill_id for a in reply.attributions for w in a.skills if w.skill_id.strip().lower() not in resolve]
+        if bad_q or bad_s:
+            raise ValueError("unknown " + "; ".join(filter(None, [
+                f"query ref(s) {', '.join(bad_q[:5])}" if bad_q else "",
+                f"skill id(s) {', '.join(bad_s[:5])}" if bad_s else ""])))
+    return check
 
 
 def attribute_rest(content: HandbookContent, inputs: LearnInputs, mode: str) -> tuple[int, int]:

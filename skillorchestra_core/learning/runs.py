@@ -35,9 +35,10 @@ def start_run(db_url: str | None, name: str, options: LearnOptions, actor: str =
     """Create the run and start its worker process (detached from the caller's session); returns the run id."""
     run_id = create_run(db_url, name, options, actor)
     url = str(get_engine(db_url).url.render_as_string(hide_password=False))
-    proc = subprocess.Popen([sys.executable, "-m", "skillorchestra_core.learning.worker", str(run_id), "--db", url],
+    env = {**os.environ, "SKILLORCHESTRA_DB_URL": url}  # not on the command line, where `ps` would show a password
+    proc = subprocess.Popen([sys.executable, "-m", "skillorchestra_core.learning.worker", str(run_id)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=dict(os.environ), start_new_session=True)
+                            env=env, start_new_session=True)
     update(db_url, run_id, pid=proc.pid)
     return run_id
 
