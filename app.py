@@ -12,6 +12,7 @@ PAGES = {
         st.Page("pages/overview.py", title="Overview", default=True),
         st.Page("pages/graph.py", title="Graph", url_path="graph"),
         st.Page("pages/posteriors.py", title="Posteriors", url_path="posteriors"),
+        st.Page("pages/learn.py", title="Learn", url_path="learn"),
     ],
     "Routing": [
         st.Page("pages/playground.py", title="Playground", url_path="playground"),

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from pages.components.context import ensure_app_shell, open_session
+from pages.components.feedback import feedback_buttons
 from pages.components.trace_view import download_trace, md, render_trace
 from skillorchestra_core.routing.explain import why_not
 from skillorchestra_core.routing.store import TraceFilter, list_traces, load_trace, trace_facets
@@ -49,6 +50,7 @@ lam = st.slider("What-if lambda", 0.0, max(2.0, trace.lam * 2), value=float(trac
                 key=f"dec:lam:{trace_id}", help="Recomputes each step's choice from the stored utilities.")
 render_trace(trace, lam=lam, key="dec")
 download_trace(trace, key="dec:download")
+feedback_buttons(trace_id, key="dec:fb")
 
 st.subheader("Why not another agent?")
 steps = {f"step {st_.index + 1} ({st_.mode})": st_ for st_ in trace.steps}

@@ -5,6 +5,7 @@ import time
 import streamlit as st
 
 from pages.components.context import current_selection, ensure_app_shell, open_session
+from pages.components.feedback import feedback_buttons
 from pages.components.trace_view import download_trace, render_header, render_step, render_trace
 from skillorchestra_core.handbook.store import list_versions
 from skillorchestra_core.routing.engine import EXECUTIONS, RouteOptions
@@ -89,6 +90,7 @@ if ids:
     if len(traces) == 1:
         render_trace(traces[0], lam=lam, key="pg")
         download_trace(traces[0], key="pg:download")
+        feedback_buttons(traces[0].id, key="pg:fb")
     else:
         for trace, col in zip(traces, st.columns(len(traces))):
             with col:

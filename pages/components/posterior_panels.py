@@ -69,6 +69,9 @@ def render_evidence(data: VersionData, agent: str | None, skill: str | None, pag
     if not ev.total:
         st.info("No evidence behind this cell: the posterior is the prior (plus imported counts, if any).")
         return
+    if ev.by_source:  # live feedback shows apart from imported evidence
+        st.caption("By evidence source: " + "; ".join(f"{md_escape(k)} S = {v['S']:.2f}, F = {v['F']:.2f} "
+                                                      f"({v['n']} trajectories)" for k, v in ev.by_source.items()))
     st.caption(f"Page {ev.page} of {ev.pages} · {page_size} per page")
     st.dataframe(ev.rows, hide_index=True, width="stretch", key="post:evidence_table",
                  column_config={"weight": NUM(format="%.3f"), "S": NUM(format="%.3f"), "F": NUM(format="%.3f"),

@@ -60,9 +60,15 @@ def _m002_evidence_batches(conn: Connection) -> None:
                     conn.execute(models.VersionBatch.__table__.insert().values(version_id=vid, batch_id=bid))
 
 
+def _m005_learning_runs(conn: Connection) -> None:
+    """The `learning_run` table (checkfirst: a database created from the current models already has it)."""
+    SQLModel.metadata.create_all(conn, tables=[models.LearningRun.__table__])
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _m001_initial),
     (2, "evidence batches", _m002_evidence_batches),
+    (5, "learning runs", _m005_learning_runs),
 ]
 LATEST = MIGRATIONS[-1][0]
 
@@ -84,8 +90,9 @@ def upgrade(engine: Engine) -> int:
         if found == 0:
             SQLModel.metadata.create_all(conn)
             pending = MIGRATIONS  # all stamped: create_all already made the current schema
-        else:
-            pending = [m for m in MIGRATIONS if m[0] > found]
+        else:  # every listed migration not yet recorded: numbers may have gaps while branches merge
+            applied = set(conn.execute(text("SELECT version FROM schema_migration")).scalars())
+            pending = [m for m in MIGRATIONS if m[0] not in applied]
             for _, _, step in pending:
                 step(conn)
         for number, name, _ in pending:

@@ -240,3 +240,27 @@ class LlmCall(SQLModel, table=True):
     outcome: str = "ok"
     error: str = ""
     decision_trace_id: Optional[int] = Field(default=None, foreign_key="decision_trace.id", index=True)
+
+
+class LearningRun(SQLModel, table=True):
+    """One learning run: its options, per-stage progress and outcome. The worker updates it in short transactions;
+    the version it makes is committed in one transaction at the end."""
+
+    __tablename__ = "learning_run"
+    id: Optional[int] = Field(default=None, primary_key=True)
+    handbook_name: str = Field(index=True)
+    parent_version: Optional[int] = None
+    method: str = "offline"  # offline | llm:<model>
+    options: dict = _json_dict()
+    status: str = Field(default="queued", index=True)  # queued | running | done | failed | cancelled
+    stage: str = ""
+    progress: dict = _json_dict()  # stage -> fraction done
+    detail: str = ""
+    cancel_requested: bool = False
+    pid: Optional[int] = None
+    version: Optional[int] = None
+    report: dict = _json_dict()
+    error: str = ""
+    actor: str = "system"
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)

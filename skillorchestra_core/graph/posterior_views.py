@@ -112,6 +112,7 @@ class EvidencePage:
     pages: int
     successes: float  # S over all rows (not only this page)
     failures: float
+    by_source: dict | None = None  # trajectory source (import, feedback, ...) -> {"S", "F", "n"} over all rows
 
 
 EVIDENCE_COLUMNS = ["query", "text", "split", "task", "weight", "score", "S", "F", "cost_usd", "prompt_tokens",
@@ -149,4 +150,13 @@ def evidence_page(s: Session, data: VersionData, agent: str, skill: str, page: i
         if col not in chunk:
             chunk[col] = None
     return EvidencePage(chunk[EVIDENCE_COLUMNS].reset_index(drop=True), total, page, pages,
-                        float(rows["S"].sum()) if total else 0.0, float(rows["F"].sum()) if total else 0.0)
+                        float(rows["S"].sum()) if total else 0.0, float(rows["F"].sum()) if total else 0.0,
+                        source_breakdown(rows))
+
+
+def source_breakdown(rows: pd.DataFrame) -> dict:
+    """S, F and trajectories per evidence source, so live feedback shows apart from imported evidence."""
+    if rows.empty:
+        return {}
+    g = rows.groupby("source")[["S", "F"]].sum().join(rows.groupby("source").size().rename("n"))
+    return {str(k): {"S": float(v["S"]), "F": float(v["F"]), "n": int(v["n"])} for k, v in g.iterrows()}

@@ -1,0 +1,96 @@
+"""Learning runs in the database: start one in a worker process, follow its progress, cancel it.
+
+The worker (`python -m skillorchestra_core.learning.worker RUN_ID`) writes progress in short transactions of its
+own and commits the new version once, at the end; a cancelled, failed or killed run leaves no version behind. A run
+still marked running whose process is gone is reported as interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+
+from sqlmodel import Session, select
+
+from skillorchestra_core.db.engine import get_engine
+from skillorchestra_core.db.models import LearningRun, utcnow
+from skillorchestra_core.errors import NotFound
+from skillorchestra_core.handbook.store import get_version
+from skillorchestra_core.learning.pipeline import STAGES, LearnOptions
+
+
+def create_run(db_url: str | None, name: str, options: LearnOptions, actor: str = "system") -> int:
+    with Session(get_engine(db_url)) as s:
+        parent = get_version(s, name)
+        run = LearningRun(handbook_name=name, parent_version=parent.number, method=options.method,
+                          options=asdict(options), actor=actor, progress={st: 0.0 for st in STAGES})
+        s.add(run)
+        s.commit()
+        return int(run.id)
+
+
+def start_run(db_url: str | None, name: str, options: LearnOptions, actor: str = "system") -> int:
+    """Create the run and start its worker process (detached from the caller's session); returns the run id."""
+    run_id = create_run(db_url, name, options, actor)
+    url = str(get_engine(db_url).url.render_as_string(hide_password=False))
+    env = {**os.environ, "SKILLORCHESTRA_DB_URL": url}  # not on the command line, where `ps` would show a password
+    proc = subprocess.Popen([sys.executable, "-m", "skillorchestra_core.learning.worker", str(run_id)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env, start_new_session=True)
+    update(db_url, run_id, pid=proc.pid)
+    return run_id
+
+
+def update(db_url: str | None, run_id: int, **fields) -> None:
+    with Session(get_engine(db_url)) as s:
+        run = s.get(LearningRun, run_id)
+        for k, v in fields.items():
+            setattr(run, k, v)
+        run.updated_at = utcnow()
+        s.add(run)
+        s.commit()
+
+
+def get_run(db_url: str | None, run_id: int) -> LearningRun:
+    with Session(get_engine(db_url), expire_on_commit=False) as s:
+        run = s.get(LearningRun, run_id)
+        if run is None:
+            raise NotFound(f"no learning run with id {run_id}")
+        s.expunge(run)
+    if run.status in ("queued", "running") and run.pid and not _alive(run.pid):
+        run.status, run.error = "interrupted", "the worker process is gone; no version was written"
+    return run
+
+
+def list_runs(db_url: str | None, name: str | None = None, limit: int = 20) -> list[LearningRun]:
+    with Session(get_engine(db_url), expire_on_commit=False) as s:
+        stmt = select(LearningRun.id).order_by(LearningRun.id.desc()).limit(limit)
+        if name:
+            stmt = stmt.where(LearningRun.handbook_name == name)
+        ids = list(s.exec(stmt).all())
+    return [get_run(db_url, i) for i in ids]
+
+
+def request_cancel(db_url: str | None, run_id: int) -> None:
+    update(db_url, run_id, cancel_requested=True)
+
+
+def cancel_requested(db_url: str | None, run_id: int) -> bool:
+    with Session(get_engine(db_url)) as s:
+        return bool(s.exec(select(LearningRun.cancel_requested).where(LearningRun.id == run_id)).first())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a finished child not yet reaped is a zombie: gone for our purposes
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True
