@@ -21,8 +21,14 @@ def _m001_initial(conn: Connection) -> None:
     SQLModel.metadata.create_all(conn)
 
 
+def _m003_refinement_review(conn: Connection) -> None:
+    # checkfirst: a database created by newer code already has these tables.
+    SQLModel.metadata.create_all(conn, tables=[models.RefinementCandidate.__table__, models.Member.__table__])
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _m001_initial),
+    (3, "refinement candidates and members", _m003_refinement_review),
 ]
 LATEST = MIGRATIONS[-1][0]
 

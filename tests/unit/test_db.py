@@ -5,7 +5,7 @@ from sqlalchemy import text
 from sqlmodel import Session
 
 from skillorchestra_core.db import dispose_engines, get_engine
-from skillorchestra_core.db.migrations import LATEST, upgrade
+from skillorchestra_core.db.migrations import LATEST, MIGRATIONS, upgrade
 from skillorchestra_core.errors import SchemaTooNew
 from skillorchestra_core.settings import DEFAULT_DB_PATH, Settings
 
@@ -24,12 +24,12 @@ def test_empty_database_is_migrated_to_latest_and_reopening_is_a_no_op(db_url):
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT version FROM schema_migration ORDER BY version")).scalars().all()
         tables = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'")).scalars())
-    assert rows == list(range(1, LATEST + 1))
+    assert rows == [number for number, _, _ in MIGRATIONS]
     assert {"handbook", "handbook_version", "skill", "agent", "query", "trajectory", "attribution",
             "audit_log", "mode", "imported_competence"} <= tables
     assert upgrade(engine) == LATEST
     with engine.connect() as conn:
-        assert conn.execute(text("SELECT COUNT(*) FROM schema_migration")).scalar() == LATEST
+        assert conn.execute(text("SELECT COUNT(*) FROM schema_migration")).scalar() == len(MIGRATIONS)
 
 
 def test_database_from_newer_code_is_refused(db_url):
@@ -74,3 +74,15 @@ def test_concurrent_writers_do_not_hit_database_locked(db_url):
     assert errors == []
     with engine.connect() as conn:
         assert conn.execute(text("SELECT COUNT(*) FROM audit_log")).scalar() == 200
+
+
+def test_refinement_tables_are_added_to_an_older_database_and_an_existing_table_is_tolerated(db_url):
+    engine = get_engine(db_url)
+    with engine.begin() as conn:  # back to a database written before the refinement tables existed
+        conn.execute(text("DROP TABLE member"))
+        conn.execute(text("DELETE FROM schema_migration WHERE version = 3"))
+    assert upgrade(engine) == LATEST
+    with engine.begin() as conn:
+        tables = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'")).scalars())
+        assert {"member", "refinement_candidate"} <= tables  # refinement_candidate already existed: no error
+        assert conn.execute(text("SELECT MAX(version) FROM schema_migration")).scalar() == LATEST
