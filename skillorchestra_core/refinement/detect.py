@@ -71,7 +71,7 @@ def _agent_rows(agents: list[str], s: np.ndarray, f: np.ndarray, log_bf: np.ndar
 
 
 def _split_one(ev: RefinementEvidence, skill: str, rows: pd.DataFrame, rng: np.random.Generator,
-               cfg: DetectorConfig) -> tuple[Scored, CandidateRecord | None]:
+               cfg: DetectorConfig, force: bool = False) -> tuple[Scored, CandidateRecord | None]:
     weights = rows.groupby("query_id")["weight"].first()
     qids = [int(q) for q in weights.index]
     texts = [ev.texts.get(q, "") for q in qids]
@@ -85,7 +85,7 @@ def _split_one(ev: RefinementEvidence, skill: str, rows: pd.DataFrame, rng: np.r
     s, f = _group_counts(rows, agents, pd.Series(labels, index=qids))
     log_bf = stats.split_log_bf(s, f)
     total = float(log_bf.sum())
-    if total <= cfg.split_threshold:
+    if total <= cfg.split_threshold and not force:
         return Scored("split", (skill,), total, False, "below threshold"), None
     terms = distinguishing_terms(texts, labels)
     groups = [GroupEvidence(label=f"group {k + 1}", query_ids=[q for q, lab in zip(qids, labels) if lab == k],
@@ -97,10 +97,15 @@ def _split_one(ev: RefinementEvidence, skill: str, rows: pd.DataFrame, rng: np.r
     return Scored("split", (skill,), total, True), record
 
 
-def detect_splits(ev: RefinementEvidence, rng: np.random.Generator, cfg: DetectorConfig = DetectorConfig()) -> Detection:
+def detect_splits(ev: RefinementEvidence, rng: np.random.Generator, cfg: DetectorConfig = DetectorConfig(),
+                  only: str | None = None) -> Detection:
+    """Every skill with directly attributed evidence; `only` tests one skill and keeps it whatever its statistic
+    (a reviewer flagged it)."""
     out = Detection()
     for skill, rows in ev.direct[ev.direct["weight"] > 0].groupby("skill", sort=True):
-        scored, record = _split_one(ev, str(skill), rows, rng, cfg)
+        if only is not None and skill != only:
+            continue
+        scored, record = _split_one(ev, str(skill), rows, rng, cfg, force=only is not None)
         out.scored.append(scored)
         if record is not None:
             out.candidates.append(record)
@@ -132,9 +137,15 @@ def _examples(ev: RefinementEvidence, skill: str, limit: int) -> GroupEvidence:
     return GroupEvidence(label=skill, query_ids=qids, examples=[ev.texts[q] for q in qids[:limit] if q in ev.texts])
 
 
-def detect_merges(ev: RefinementEvidence, cfg: DetectorConfig = DetectorConfig()) -> Detection:
+def detect_merges(ev: RefinementEvidence, cfg: DetectorConfig = DetectorConfig(),
+                  only: tuple[str, str] | None = None) -> Detection:
+    """Every pair of sibling leaves; `only` tests one pair and keeps it whatever its statistic (flagged)."""
     out = Detection()
     for mode, keys in _sibling_sets(ev):
+        if only is not None:
+            if not set(only) <= set(keys):
+                continue
+            keys = sorted(only)
         agents, s, f = _count_grid(ev, mode, keys)
         if not agents:
             continue
@@ -148,7 +159,7 @@ def detect_merges(ev: RefinementEvidence, cfg: DetectorConfig = DetectorConfig()
             if not enough[p].all():
                 out.scored.append(Scored("merge", pair, 0.0, False, "not enough evidence on both skills"))
                 continue
-            ok = total[p] > cfg.merge_threshold and worst[p] > -cfg.merge_threshold
+            ok = (total[p] > cfg.merge_threshold and worst[p] > -cfg.merge_threshold) or only is not None
             out.scored.append(Scored("merge", pair, float(total[p]), bool(ok),
                                      "" if ok else "an agent tells them apart" if total[p] > cfg.merge_threshold
                                      else "below threshold"))
