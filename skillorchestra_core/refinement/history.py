@@ -65,14 +65,21 @@ def restore_version(s: Session, name: str, number: int, actor: str) -> int:
     return version.number
 
 
+def proposal_for(s: Session, candidate_id: int) -> Proposal:
+    """What approving would apply: the stored proposal, else the offline one."""
+    row = get_row(s, candidate_id)
+    if row.proposal_status == "ok":
+        return Proposal.model_validate(row.proposal)
+    return offline_proposal(CandidateRecord.model_validate(row.record), load_content(s, row.version_id))
+
+
 def preview_candidate(s: Session, candidate_id: int, edits: Proposal | None = None,
                       lam: float | None = None) -> VersionDiff:
     """The diff approving the candidate would cause (its proposal, `edits`, or the offline proposal)."""
     row = get_row(s, candidate_id)
     record = CandidateRecord.model_validate(row.record)
     base = load_version_by_id(s, row.version_id)
-    proposal = edits or (Proposal.model_validate(row.proposal) if row.proposal_status == "ok" else None) \
-        or offline_proposal(record, base.content)
+    proposal = edits or proposal_for(s, candidate_id)
     content = apply_proposal(base.content, record, proposal, row.id, _texts(s, record))
     after = LoadedVersion(base.handbook_id, base.handbook_name, -1, base.number, f"preview:{row.id}", content,
                           base.synthetic)

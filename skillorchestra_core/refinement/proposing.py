@@ -38,3 +38,15 @@ def propose(s: Session, candidate_id: int, client: LlmClient | None = None) -> t
         raise Conflict(f"candidate #{row.id} changed while proposing; try again")
     s.commit()
     return values["proposal_status"], values["proposal_error"]
+
+
+def propose_pending(s: Session, handbook: str, client: LlmClient | None = None) -> int:
+    """Propose for every pending candidate of `handbook` without a successful proposal (failed ones are retried).
+    Returns how many now have one."""
+    from skillorchestra_core.refinement.store import list_candidates
+
+    done = 0
+    for c in list_candidates(s, handbook, "pending"):
+        if c.proposal_status != "ok":
+            done += propose(s, c.id, client)[0] == "ok"
+    return done
