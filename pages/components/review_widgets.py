@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.components.context import open_session
+from pages.components.trace_view import md
 from skillorchestra_core.errors import Conflict, StudioError
 
 
@@ -41,7 +42,7 @@ def flash(kind: str, text: str) -> None:
 def show_flash() -> None:
     kind, text = st.session_state.pop("rev:flash", (None, None))
     if kind:
-        getattr(st, kind)(text)
+        getattr(st, kind)(md(text))  # messages carry skill keys and names: data, shown literally
 
 
 def run_action(action, *args, **kwargs) -> None:
