@@ -24,7 +24,7 @@ from skillorchestra_core.refinement.apply import apply_proposal
 from skillorchestra_core.refinement.diff import VersionDiff, diff_loaded
 from skillorchestra_core.refinement.proposals import offline_proposal
 from skillorchestra_core.refinement.records import CandidateRecord, Proposal
-from skillorchestra_core.refinement.review import _texts
+from skillorchestra_core.refinement.review import evidence_texts
 from skillorchestra_core.refinement.store import get_row, refresh
 
 
@@ -80,7 +80,7 @@ def preview_candidate(s: Session, candidate_id: int, edits: Proposal | None = No
     record = CandidateRecord.model_validate(row.record)
     base = load_version_by_id(s, row.version_id)
     proposal = edits or proposal_for(s, candidate_id)
-    content = apply_proposal(base.content, record, proposal, row.id, _texts(s, record))
+    content = apply_proposal(base.content, record, proposal, row.id, evidence_texts(s, record))
     after = LoadedVersion(base.handbook_id, base.handbook_name, -1, base.number, f"preview:{row.id}", content,
                           base.synthetic)
     return diff_loaded(s, base, after, lam, stored_b=False, after_label=f"v{base.number} + #{row.id}")

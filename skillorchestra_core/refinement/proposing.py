@@ -10,6 +10,7 @@ from skillorchestra_core.db.models import RefinementCandidate
 from skillorchestra_core.errors import Conflict
 from skillorchestra_core.handbook.store import load_content
 from skillorchestra_core.llm import LlmClient
+from skillorchestra_core.llm.log import save_calls
 from skillorchestra_core.refinement.proposals import llm_proposal, offline_proposal
 from skillorchestra_core.refinement.records import CandidateRecord
 from skillorchestra_core.refinement.store import get_row
@@ -25,7 +26,9 @@ def propose(s: Session, candidate_id: int, client: LlmClient | None = None) -> t
     record = CandidateRecord.model_validate(row.record)
     content = load_content(s, row.version_id)
     if client is not None and getattr(client, "configured", True):
+        start = len(client.calls)
         proposal, error = llm_proposal(client, record, content)
+        save_calls(s, client.calls.since(start))  # every call, valid or not, is logged with the decision
     else:
         proposal, error = offline_proposal(record, content), ""
     values = ({"proposal": proposal.model_dump(mode="json"), "proposal_status": "ok", "proposal_error": ""}

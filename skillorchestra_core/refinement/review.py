@@ -75,7 +75,7 @@ def _skill_specs(content: HandbookContent, keys: list[str]) -> list[dict]:
     return [asdict(content.skills[k]) for k in keys if k in content.skills]
 
 
-def _texts(s: Session, record: CandidateRecord) -> dict[int, str]:
+def evidence_texts(s: Session, record: CandidateRecord) -> dict[int, str]:
     from sqlmodel import select
 
     from skillorchestra_core.db.models import Query
@@ -99,7 +99,7 @@ def approve(s: Session, candidate_id: int, actor: str, *, seen_row_version: int 
     stored = Proposal.model_validate(row.proposal) if row.proposal_status == "ok" else None
     proposal = edits or stored or offline_proposal(record, content)
     status = "edited" if edits is not None and edits != stored else "approved"
-    new_content = apply_proposal(content, record, proposal, row.id, _texts(s, record))
+    new_content = apply_proposal(content, record, proposal, row.id, evidence_texts(s, record))
     parent = s.get(HandbookVersion, row.version_id)
     _claim(s, row, row.row_version, status, who, note)
     _ensure_latest(s, parent)

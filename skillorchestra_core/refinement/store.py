@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import update
 from sqlmodel import Session, select
 
-from skillorchestra_core.db.models import HandbookVersion, RefinementCandidate
+from skillorchestra_core.db.models import Handbook, HandbookVersion, RefinementCandidate
 from skillorchestra_core.errors import NotFound, StudioError
 from skillorchestra_core.handbook.content import HandbookContent
 from skillorchestra_core.handbook.store import LoadedVersion, get_handbook, load_content
@@ -108,8 +108,6 @@ def list_candidates(s: Session, handbook: str | None = None, status: str | None 
         stmt = stmt.where(RefinementCandidate.handbook_id == hb.id)
     if status is not None:
         stmt = stmt.where(RefinementCandidate.status == status)
-    from skillorchestra_core.db.models import Handbook
-
     out = []
     for row in s.exec(stmt).all():
         if row.handbook_id not in names:

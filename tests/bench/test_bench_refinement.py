@@ -62,3 +62,27 @@ def test_bench_detector_error_rates():
     for label, plans, kind in rows:
         ours, ref = _rate("bayes", plans, kind), _rate("reference", plans, kind)
         print(f"{label:<50} {ours:>8.3f} {ref:>10.3f}")
+
+
+def test_bench_llmrouter_detection(llmrouter_dir, tmp_path):
+    """The real outcome set: how many of its 14 task skills split, which pairs merge (train split only)."""
+    import time
+
+    from skillorchestra_core.db import session
+    from skillorchestra_core.formats.llmrouter import import_llmrouter
+    from skillorchestra_core.handbook.store import load_version
+    from skillorchestra_core.refinement.run import detect_version
+
+    with session(f"sqlite:///{tmp_path / 'llmrouter.db'}") as s:
+        import_llmrouter(s, llmrouter_dir, "llmrouter")
+        s.commit()
+        loaded = load_version(s, "llmrouter")
+        for detector in ("bayes", "reference"):
+            start = time.perf_counter()
+            found = detect_version(s, loaded, detector)
+            took = time.perf_counter() - start
+            splits = [x for x in found.scored if x.kind == "split"]
+            print(f"\nLLMRouter, {detector}: {sum(x.candidate for x in splits)} of {len(splits)} task skills split, "
+                  f"{sum(c.kind == 'merge' for c in found.candidates)} merge candidate(s), {took:.1f} s")
+            for c in found.candidates:
+                print(f"  {c.kind} {' + '.join(c.skills)}: {c.statistic:.2f}")

@@ -61,6 +61,12 @@ def test_invalid_twice_is_stored_as_failed_with_the_error_then_retried(demo):
     status, error = propose(s, split.id, llm)
     assert status == "failed" and "invalid output after 2 attempts" in error and "no child stands for 'group 1'" in error
     assert "already exists" in llm.calls.records[0].error and llm.calls.records[0].outcome == "invalid"
+    from sqlmodel import select
+
+    from skillorchestra_core.db.models import LlmCall
+
+    logged = s.exec(select(LlmCall).where(LlmCall.purpose == "refinement.proposal")).all()
+    assert [c.outcome for c in logged] == ["invalid", "invalid"]
     failed = _current(s, split.id)
     assert failed.proposal is None and failed.proposal_status == "failed" and "group 1" in failed.proposal_error
     assert propose(s, split.id, FakeLlm([_split_reply()])) == ("ok", "")  # retry
