@@ -25,6 +25,11 @@ def _review(open_page, who="alice"):
     return open_page("pages/review.py", {"handbook": "demo-qa"}, {"ctx:reviewer": who})
 
 
+def _msg(element) -> str:
+    """A flash message's text (the page escapes Markdown in it: skill keys are data)."""
+    return element.value.replace("\\", "")
+
+
 def _frame(at, column):
     """The first dataframe on the page with `column`."""
     return next(d.value for d in at.dataframe if column in d.value.columns)
@@ -55,11 +60,11 @@ def test_approve_then_reject_with_reason_and_next(queued, app_db, open_page):
     at = _review(open_page)
     at.button(key="rev:approve").click().run()
     assert not at.exception
-    assert "-> v2" in at.success[0].value
+    assert "-> v2" in _msg(at.success[0])
     assert _versions(app_db) == [1, 2]
     at.text_input(key=f"rev:reason:{queued[1]}").set_value("dates and durations differ in kind").run()
     at.button(key="rev:reject").click().run()
-    assert "rejected" in at.success[0].value
+    assert "rejected" in _msg(at.success[0])
     at.selectbox(key="rev:status").set_value("rejected").run()
     assert at.dataframe[0].value["note"].tolist() == ["dates and durations differ in kind"]
 
@@ -73,7 +78,7 @@ def test_approve_with_edits_records_edited(queued, app_db, open_page):
     at.text_input(key=key[0]).set_value("Calendar reasoning").run()
     assert not at.exception
     at.button(key="rev:approve_edits").click().run()
-    assert "edited" in at.success[0].value
+    assert "edited" in _msg(at.success[0])
     from skillorchestra_core.handbook.store import load_version
 
     with session(app_db) as s:
@@ -89,12 +94,12 @@ def test_viewer_cannot_decide_and_a_second_reviewer_sees_who_won(queued, app_db,
         s.commit()
     viewer = _review(open_page, "vera")
     viewer.button(key="rev:approve").click().run()
-    assert "viewer" in viewer.error[0].value and _versions(app_db) == [1]
+    assert "viewer" in _msg(viewer.error[0]) and _versions(app_db) == [1]
     a, b = _review(open_page, "alice"), _review(open_page, "bob")
     a.button(key="rev:approve").click().run()
     b.button(key="rev:approve").click().run()
-    assert "-> v2" in a.success[0].value
-    assert "already approved by alice" in b.warning[0].value
+    assert "-> v2" in _msg(a.success[0])
+    assert "already approved by alice" in _msg(b.warning[0])
     assert _versions(app_db) == [1, 2]
 
 
@@ -105,7 +110,7 @@ def test_history_diffs_and_restores_and_audit_lists_decisions(queued, app_db, op
     assert at.subheader[0].value == "v1 → v2"
     assert {m.label: m.value for m in at.metric}["skills added"] == "2"
     at.button(key="hist:restore_btn").click().run()
-    assert "restored v1 as v3" in at.success[0].value
+    assert "restored v1 as v3" in _msg(at.success[0])
     assert _versions(app_db) == [1, 2, 3]
     audit = open_page("pages/audit.py", {"handbook": "demo-qa"})
     assert not audit.exception
@@ -121,6 +126,28 @@ def test_pages_without_candidates_or_reviewer(app_db, open_page):
     assert not at.exception
     assert any("Run detection" in i.value for i in at.info)
     at.button(key="rev:detect").click().run()
-    assert "candidate(s) found" in at.success[0].value
+    assert "candidate(s) found" in _msg(at.success[0])
     at.button(key="rev:approve").click().run()
-    assert "named person" in at.error[0].value
+    assert "named person" in _msg(at.error[0])
+
+
+def test_signed_in_user_is_the_reviewer_when_oidc_is_configured(queued, app_db, app_path):
+    from streamlit.testing.v1 import AppTest
+
+    from skillorchestra_core.refinement.history import audit_rows
+
+    at = AppTest.from_file(app_path, default_timeout=60)
+    at.secrets["auth"] = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x",
+                          "client_id": "studio", "client_secret": "y",
+                          "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+    at.user = {"is_logged_in": True, "email": "rev@example.org", "name": "Rev"}
+    at.query_params["handbook"] = "demo-qa"
+    at.session_state["ctx:reviewer"] = "typed-name"  # ignored when a login is configured
+    at.run()
+    at = at.switch_page("pages/review.py").run()
+    assert not at.exception, at.exception
+    assert "Signed in as rev@example.org" in " ".join(c.value for c in at.caption)
+    at.button(key="rev:approve").click().run()
+    assert "-> v2" in _msg(at.success[0])
+    with session(app_db) as s:
+        assert audit_rows(s, "demo-qa")[0].actor == "rev@example.org"

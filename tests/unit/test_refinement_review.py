@@ -175,3 +175,20 @@ def test_two_processes_approving_one_candidate_make_one_version_and_one_audit_ro
     versions = s.exec(select(HandbookVersion.number)).all()
     assert sorted(versions) == [1, 1, 2]  # demo-agents v1, demo-qa v1 and exactly one new demo-qa version
     assert [(a.actor, a.action) for a in _audit(s)] == [(winner, "refinement.approved")]
+
+
+def test_diff_reports_moved_posteriors_after_new_evidence(demo):
+    from skillorchestra_core.evidence.ingest import OutcomeRow, ingest_outcomes
+    from skillorchestra_core.refinement.diff import diff_versions
+
+    s = demo
+    # 300 new train failures of one agent: its pooled rate, hence the prior of every skill of it, drops.
+    rows = [OutcomeRow(i + 1, f"new-{i}", f"new question {i}", "qwen2.5-7b-instruct", 0.0, split="train")
+            for i in range(300)]
+    ingest_outcomes(s, "demo-qa", rows, source_label="more.csv")
+    s.commit()
+    d = diff_versions(s, "demo-qa", 1, 2)
+    assert d.skills_added == d.skills_removed == d.skills_changed == []
+    assert d.posteriors and {p["agent"] for p in d.posteriors} == {"qwen2.5-7b-instruct"}
+    assert all(p["delta"] < 0 and p["after"] == pytest.approx(p["before"] + p["delta"], abs=1e-3)
+               for p in d.posteriors)
