@@ -5,6 +5,7 @@ import streamlit as st
 
 from pages.components.context import current_selection, ensure_app_shell, open_session
 from pages.components.review_widgets import acting_identity, identity_caption, run_action, show_flash, table
+from pages.components.trace_view import md
 from skillorchestra_core.refinement import views
 from skillorchestra_core.refinement.history import preview_candidate, proposal_for
 from skillorchestra_core.refinement.proposing import propose_pending
@@ -56,10 +57,10 @@ if n2.button("Next", shortcut="J", key="rev:next"):
     pos = (pos + 1) % len(ids)
 st.session_state["rev:pos"] = pos
 cand = cands[pos]
-st.subheader(f"#{cand.id} {cand.record.title}")
-st.caption(f"{cand.status} · computed on v{cand.version} by the {cand.detector} detector · statistic "
-           f"{cand.statistic:.2f} (threshold {cand.record.threshold:.2f})" + (f" · {cand.record.note}"
-                                                                              if cand.record.note else ""))
+st.subheader(md(f"#{cand.id} {cand.record.title}"))  # skill keys and notes are data: shown literally
+st.caption(md(f"{cand.status} · computed on v{cand.version} by the {cand.detector} detector · statistic "
+              f"{cand.statistic:.2f} (threshold {cand.record.threshold:.2f})"
+              + (f" · {cand.record.note}" if cand.record.note else "")))
 if cand.decided_by:
     st.text(f"Decided by {cand.decided_by} at {cand.decided_at:%Y-%m-%d %H:%M} UTC: {cand.decision_note}")
 
@@ -99,7 +100,7 @@ try:
     edits = views.edited_proposal(base, edited, moves)
     edits_json = edits.model_dump_json() if edits.skills != base.skills or moves else None
 except Exception as exc:  # shown, never applied
-    st.error(f"These edits are not valid: {exc}")
+    st.error(md(f"These edits are not valid: {exc}"))
     edits_json = None
 
 diff = _preview(get_settings().database_url, cand.id, cand.row_version, edits_json)

@@ -29,9 +29,9 @@ def acting_identity() -> str:
 
 def identity_caption(who: str) -> None:
     if oidc_configured():
-        st.caption(f"Signed in as {who}." if who else "Log in (sidebar) to decide.")
+        st.caption(md(f"Signed in as {who}.") if who else "Log in (sidebar) to decide.")
     else:
-        st.caption(f"Local mode: decisions are recorded as {who!r} (the reviewer name in the sidebar)." if who
+        st.caption(md(f"Local mode: decisions are recorded as {who!r} (the reviewer name in the sidebar).") if who
                    else "Local mode: type your reviewer name in the sidebar to decide.")
 
 

@@ -40,11 +40,11 @@ def _versions(url):
         return sorted(s.exec(select(HandbookVersion.number).where(HandbookVersion.handbook_id == 1)).all())
 
 
-def test_queue_shows_evidence_proposal_and_the_diff_it_would_cause(queued, open_page):
+def test_queue_shows_evidence_proposal_and_the_diff_it_would_cause(queued, app_db, open_page):
     at = _review(open_page)
     assert not at.exception, at.exception
     assert at.title[0].value == "Review queue"
-    assert at.subheader[0].value == f"#{queued[0]} split {SPLIT}"
+    assert _msg(at.subheader[0]) == f"#{queued[0]} split {SPLIT}"
     evidence = _frame(at, "log BF")
     assert len(evidence) == 6 and {"group 1: interval", "group 2: mean"} <= set(evidence.columns)
     assert "percent" in " ".join(_frame(at, "example")["example"])
@@ -54,6 +54,14 @@ def test_queue_shows_evidence_proposal_and_the_diff_it_would_cause(queued, open_
     assert {m.label: m.value for m in at.metric}["skills added"] == "2"
     assert int({m.label: m.value for m in at.metric}["val routing changes"]) > 0
     assert "Local mode" in " ".join(c.value for c in at.caption)
+    from skillorchestra_core.refinement.run import flag_for_review
+
+    with session(app_db) as s:  # a note with markup is shown literally
+        flag_for_review(s, "demo-qa", ["answer.code.sql"], "carol", note="**bold** <b>x</b>")
+    at.selectbox(key="rev:status").set_value("(all)").run()
+    at.button(key="rev:prev").click().run()  # from the first to the last: the flagged candidate
+    caption = next(c.value for c in at.caption if "flagged by carol" in c.value)
+    assert "\\*\\*bold\\*\\* \\<b\\>x\\</b\\>" in caption
 
 
 def test_approve_then_reject_with_reason_and_next(queued, app_db, open_page):
@@ -73,7 +81,7 @@ def test_approve_with_edits_records_edited(queued, app_db, open_page):
     at = _review(open_page)
     at.button(key="rev:next").click().run()  # the first merge
     cid = queued[1]
-    assert at.subheader[0].value.startswith(f"#{cid} merge")
+    assert _msg(at.subheader[0]).startswith(f"#{cid} merge")
     key = [t.key for t in at.text_input if t.key and t.key.startswith(f"rev:edit:{cid}:") and t.key.endswith(":name")]
     at.text_input(key=key[0]).set_value("Calendar reasoning").run()
     assert not at.exception
@@ -146,7 +154,7 @@ def test_signed_in_user_is_the_reviewer_when_oidc_is_configured(queued, app_db, 
     at.run()
     at = at.switch_page("pages/review.py").run()
     assert not at.exception, at.exception
-    assert "Signed in as rev@example.org" in " ".join(c.value for c in at.caption)
+    assert "Signed in as rev@example.org" in " ".join(_msg(c) for c in at.caption)
     at.button(key="rev:approve").click().run()
     assert "-> v2" in _msg(at.success[0])
     with session(app_db) as s:
