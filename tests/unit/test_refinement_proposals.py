@@ -83,3 +83,21 @@ def test_call_failure_is_stored_and_offline_proposer_names_children_from_terms(d
     keys = sorted(k.key for k in p.skills)
     assert all(k.startswith("answer.math.word_problems.") for k in keys)
     assert any("percent" in k or "interest" in k for k in keys) and any("metres" in k or "volume" in k for k in keys)
+
+
+def test_proposal_through_the_real_litellm_path_against_a_loopback_server(demo):
+    from support.fake_openai import FakeOpenAI
+
+    from skillorchestra_core.llm import LiteLlmClient
+
+    s, _, merge = demo
+    with FakeOpenAI() as server:
+        server.queue("```json\n{\"merged\": {\"key\": \"bad key!\", \"name\": \"x\"}}\n```",  # invalid key: re-asked
+                     {"rationale": "one profile", "merged": {"key": "answer.entities.country_facts",
+                                                             "name": "Country facts"}})
+        client = LiteLlmClient("openai/local-model", api_base=server.base_url, api_key="sk-test", retries=0,
+                               timeout_s=10)
+        assert propose(s, merge.id, client) == ("ok", "")
+        assert "not a dotted identifier" in server.requests[1]["messages"][-1]["content"]
+    p = _current(s, merge.id).proposal
+    assert p.source == "llm:openai/local-model" and p.skills[0].name == "Country facts"
