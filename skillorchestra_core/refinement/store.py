@@ -71,7 +71,8 @@ def view(s: Session, row: RefinementCandidate, handbook: str) -> CandidateView:
         row.created_at)
 
 
-def save_detection(s: Session, loaded: LoadedVersion, records: list[CandidateRecord], actor: str = "system") -> list[int]:
+def save_detection(s: Session, loaded: LoadedVersion, records: list[CandidateRecord],
+                   actor: str = "system") -> list[int]:
     """Store new candidates; one already pending on this version for the same change is kept, not duplicated."""
     existing = {(r.kind, r.detector, tuple(r.skills)): r.id for r in s.exec(select(RefinementCandidate).where(
         RefinementCandidate.version_id == loaded.version_id, RefinementCandidate.status == "pending"))}

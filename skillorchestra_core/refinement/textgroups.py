@@ -12,7 +12,7 @@ import re
 import numpy as np
 from scipy import sparse
 
-from skillorchestra_core.routing.retriever import TfidfIndex, tokenize
+from skillorchestra_core.routing.retriever import TfidfIndex
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 RESTARTS = 8
@@ -85,5 +85,3 @@ def distinguishing_terms(texts: list[str], labels: np.ndarray, top: int = 5) -> 
         out.append([terms[i] for i in order if score[i] > 0])
     return out[0], out[1]
 
-
-__all__ = ["distinguishing_terms", "text_matrix", "tokenize", "two_groups"]

@@ -59,7 +59,8 @@ def test_invalid_twice_is_stored_as_failed_with_the_error_then_retried(demo):
     bad = _split_reply(first_key="answer.math.arithmetic")  # an existing skill: not applicable
     llm = FakeLlm([bad, _split_reply(group1="group 9")])
     status, error = propose(s, split.id, llm)
-    assert status == "failed" and "invalid output after 2 attempts" in error and "no child stands for 'group 1'" in error
+    assert status == "failed" and "invalid output after 2 attempts" in error
+    assert "no child stands for 'group 1'" in error
     assert "already exists" in llm.calls.records[0].error and llm.calls.records[0].outcome == "invalid"
     from sqlmodel import select
 

@@ -1,5 +1,6 @@
 """Review decisions: one transaction each, honest counts after split and merge, roles, conflicts, supersession."""
 
+import dataclasses
 import subprocess
 import sys
 import time
@@ -26,7 +27,7 @@ MERGE = ("answer.entities.capitals", "answer.entities.currencies")
 def _train_counts(s, number):
     loaded = load_version(s, "demo-qa", number)
     frames = profile.load_frames(s, loaded)
-    frames = profile.VersionFrames(frames.outcomes[frames.outcomes["split"] == "train"], *list(vars(frames).values())[1:5])
+    frames = dataclasses.replace(frames, outcomes=frames.outcomes[frames.outcomes["split"] == "train"])
     return profile.competence(frames).set_index(["agent", "skill"])[["S", "F"]]
 
 
