@@ -60,6 +60,7 @@ def restore_version(s: Session, name: str, number: int, actor: str) -> int:
                    handbook_id=hb.id, details={"before": {"version": latest.number, "hash": latest.content_hash},
                                                "after": {"version": version.number, "hash": version.content_hash,
                                                          "restored": number}}))
+    s.commit()
     refresh(s, hb.id)
     s.commit()
     return version.number

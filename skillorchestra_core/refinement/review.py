@@ -118,7 +118,8 @@ def approve(s: Session, candidate_id: int, actor: str, *, seen_row_version: int 
                                   "skills": _skill_specs(content, record.skills)},
                        "after": {"status": status, "version": version.number,
                                  "skills": _skill_specs(new_content, [p.key for p in proposal.skills])}}))
-    refresh(s, row.handbook_id)
+    s.commit()
+    refresh(s, row.handbook_id)  # after the decision's commit: the write lock is held only for the decision
     s.commit()
     return Decision(row.id, status, version.number, f"{status} #{row.id}: {record.title} -> v{version.number}")
 

@@ -107,6 +107,11 @@ def list_candidates(s: Session, handbook: str | None = None, status: str | None 
         refresh(s, hb.id)
         names[hb.id] = hb.name
         stmt = stmt.where(RefinementCandidate.handbook_id == hb.id)
+    else:
+        pending = s.exec(select(RefinementCandidate.handbook_id).where(RefinementCandidate.status == "pending")
+                         .distinct()).all()
+        for handbook_id in pending:
+            refresh(s, handbook_id)
     if status is not None:
         stmt = stmt.where(RefinementCandidate.status == status)
     out = []

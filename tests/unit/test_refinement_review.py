@@ -193,3 +193,14 @@ def test_diff_reports_moved_posteriors_after_new_evidence(demo):
     assert d.posteriors and {p["agent"] for p in d.posteriors} == {"qwen2.5-7b-instruct"}
     assert all(p["delta"] < 0 and p["after"] == pytest.approx(p["before"] + p["delta"], abs=1e-3)
                for p in d.posteriors)
+
+
+def test_a_merged_key_equal_to_a_source_key_keeps_the_merged_skill(demo):
+    s = demo
+    merge = _by_skills(s)[MERGE]
+    edits = Proposal(source="human", skills=[{"key": MERGE[0], "name": "Capitals and currencies"}])
+    review.approve(s, merge.id, "alice", edits=edits)
+    content = load_version(s, "demo-qa").content
+    assert MERGE[0] in content.skills and MERGE[1] not in content.skills
+    assert content.skills[MERGE[0]].name == "Capitals and currencies"
+    assert not any(k == MERGE[1] for (_, _, k) in content.attributions)
