@@ -14,6 +14,11 @@ PAGES = {
         st.Page("pages/posteriors.py", title="Posteriors", url_path="posteriors"),
         st.Page("pages/learn.py", title="Learn", url_path="learn"),
     ],
+    "Review": [
+        st.Page("pages/review.py", title="Review queue", url_path="review"),
+        st.Page("pages/history.py", title="Version history", url_path="history"),
+        st.Page("pages/audit.py", title="Audit log", url_path="audit"),
+    ],
     "Routing": [
         st.Page("pages/playground.py", title="Playground", url_path="playground"),
         st.Page("pages/decisions.py", title="Decisions", url_path="decisions"),

@@ -39,3 +39,7 @@ class ImportRejected(StudioError):
         shown = "; ".join(f"{path}:{b.line}: {b.reason}" for b in bad_rows[:limit])
         more = f" (and {len(bad_rows) - limit} more)" if len(bad_rows) > limit else ""
         super().__init__(f"{len(bad_rows)} bad row(s), nothing imported: {shown}{more}")
+
+
+class PermissionDenied(StudioError):
+    """The acting person's role does not allow this (enforced in core, whatever a UI shows)."""

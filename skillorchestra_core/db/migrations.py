@@ -60,6 +60,11 @@ def _m002_evidence_batches(conn: Connection) -> None:
                     conn.execute(models.VersionBatch.__table__.insert().values(version_id=vid, batch_id=bid))
 
 
+def _m003_refinement_review(conn: Connection) -> None:
+    # checkfirst: a database created by newer code already has these tables.
+    SQLModel.metadata.create_all(conn, tables=[models.RefinementCandidate.__table__, models.Member.__table__])
+
+
 def _m005_learning_runs(conn: Connection) -> None:
     """The `learning_run` table (checkfirst: a database created from the current models already has it)."""
     SQLModel.metadata.create_all(conn, tables=[models.LearningRun.__table__])
@@ -68,6 +73,7 @@ def _m005_learning_runs(conn: Connection) -> None:
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _m001_initial),
     (2, "evidence batches", _m002_evidence_batches),
+    (3, "refinement candidates and members", _m003_refinement_review),
     (5, "learning runs", _m005_learning_runs),
 ]
 LATEST = MIGRATIONS[-1][0]

@@ -264,3 +264,41 @@ class LearningRun(SQLModel, table=True):
     actor: str = "system"
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
+
+
+class RefinementCandidate(SQLModel, table=True):
+    """A split or merge found by a detector on one version, its proposal, and the review decision (compare-and-set
+    on `row_version`: every change bumps it, and a decision only applies to the row version the reviewer saw)."""
+
+    __tablename__ = "refinement_candidate"
+    __table_args__ = (Index("ix_refinement_candidate_handbook_status", "handbook_id", "status"),)
+    id: Optional[int] = Field(default=None, primary_key=True)
+    handbook_id: int = Field(foreign_key="handbook.id")
+    version_id: int = Field(foreign_key="handbook_version.id", index=True)  # the version it was computed on
+    kind: str  # split | merge
+    detector: str = "bayes"
+    mode: str = ""
+    skills: list = _json_list()
+    statistic: float = 0.0
+    record: dict = _json_dict()  # CandidateRecord: groups, per-agent evidence, examples
+    status: str = "pending"  # pending | approved | edited | rejected | superseded
+    row_version: int = 1
+    proposal: dict = _json_dict()  # Proposal, when one succeeded
+    proposal_status: str = "none"  # none | ok | failed
+    proposal_error: str = ""
+    decided_by: Optional[str] = None
+    decided_at: Optional[datetime] = None
+    decision_note: str = ""
+    result_version_id: Optional[int] = Field(default=None, foreign_key="handbook_version.id")
+    created_by: str = "system"
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Member(SQLModel, table=True):
+    """Who may do what: viewer (read), reviewer (decide candidates, restore versions), admin (also manage members)."""
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    role: str = "viewer"
+    added_by: str = "system"
+    created_at: datetime = Field(default_factory=utcnow)

@@ -24,7 +24,7 @@ def test_empty_database_is_migrated_to_latest_and_reopening_is_a_no_op(db_url):
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT version FROM schema_migration ORDER BY version")).scalars().all()
         tables = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'")).scalars())
-    assert rows == [m[0] for m in MIGRATIONS] and rows[-1] == LATEST
+    assert rows == [number for number, _, _ in MIGRATIONS] and rows[-1] == LATEST
     assert {"handbook", "handbook_version", "skill", "agent", "query", "trajectory", "attribution",
             "audit_log", "mode", "imported_competence"} <= tables
     assert upgrade(engine) == LATEST
@@ -109,3 +109,15 @@ def test_migration_2_turns_watermarks_into_evidence_batches(db_url):
         after = [len(profile.load_frames(s, load_version(s, "hb", n)).evidence) for n in (1, 2)]
     dispose_engines()
     assert before == after == [6, 12]
+
+
+def test_refinement_tables_are_added_to_an_older_database_and_an_existing_table_is_tolerated(db_url):
+    engine = get_engine(db_url)
+    with engine.begin() as conn:  # back to a database written before the refinement tables existed
+        conn.execute(text("DROP TABLE member"))
+        conn.execute(text("DELETE FROM schema_migration WHERE version = 3"))
+    assert upgrade(engine) == LATEST
+    with engine.begin() as conn:
+        tables = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'")).scalars())
+        assert {"member", "refinement_candidate"} <= tables  # refinement_candidate already existed: no error
+        assert conn.execute(text("SELECT MAX(version) FROM schema_migration")).scalar() == LATEST
