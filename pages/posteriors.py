@@ -19,7 +19,7 @@ data = selected_data(prior, level)
 if data is None:
     st.stop()
 agents, skills = selection_controls(data)
-render_unseen_note(data, skills, score)
+render_unseen_note(data, agents, skills, score)
 
 forest_tab, density_tab, heatmap_tab, evidence_tab = st.tabs(["Forest plot", "Densities", "Heatmap", "Evidence"])
 with forest_tab:

@@ -35,10 +35,12 @@ class PosteriorControls:
 def top_controls(default_prior: PriorConfig) -> tuple[float, PriorConfig, str]:
     c1, c2, c3 = st.columns([3, 3, 3])
     level = c1.segmented_control("Credible level", CREDIBLE_LEVELS, default=0.95, key="post:level",
-                                 format_func=lambda x: f"{x:.0%}") or 0.95
+                                 persist_state="session", format_func=lambda x: f"{x:.0%}") or 0.95
     kind = c2.radio("Prior", list(PRIORS), format_func=PRIORS.get, key="post:prior", horizontal=True,
+                    persist_state="session",
                     index=list(PRIORS).index(default_prior.kind))
-    score = c3.radio("Score", [MEAN, EMPIRICAL], format_func=SCORES.get, key="post:score", horizontal=True)
+    score = c3.radio("Score", [MEAN, EMPIRICAL], format_func=SCORES.get, key="post:score", horizontal=True,
+                     persist_state="session")
     return float(level), PriorConfig(kind, default_prior.strength), score
 
 
@@ -54,8 +56,8 @@ def selection_controls(data: VersionData) -> tuple[list[str], list[str]]:
     hb = data.loaded.handbook_name
     agents = agent_names(data)
     names = skill_names(data)
-    wanted = [a for a in [_node_default("agent")] if a in agents]
-    picked_agents = st.multiselect("Agents", agents, key=f"post:agents:{hb}",
+    wanted = [a for a in [_node_default("agent"), st.query_params.get("agent")] if a in agents]
+    picked_agents = st.multiselect("Agents", agents, key=f"post:agents:{hb}", persist_state="session",
                                    default=list(dict.fromkeys(wanted + default_agents(data)))[:4])
     focus = _node_default("skill")
     skills = default_skills(data, picked_agents)
@@ -64,7 +66,7 @@ def selection_controls(data: VersionData) -> tuple[list[str], list[str]]:
     key = f"post:skills:{hb}"
     count = len(st.session_state.get(key, skills))
     with st.expander(f"Skills in the forest plot and heatmap ({count} chosen; default: most evidence)"):
-        picked_skills = st.multiselect("Skills", sorted(names), default=skills, key=key,
+        picked_skills = st.multiselect("Skills", sorted(names), default=skills, key=key, persist_state="session",
                                        format_func=lambda k: f"{names[k]} ({k})")
     return picked_agents, picked_skills
 
@@ -93,8 +95,10 @@ def evidence_cell(data: VersionData, agents: list[str], skill: str | None) -> tu
         return None, None, 1
     hb = data.loaded.handbook_name
     c1, c2, c3 = st.columns([2, 3, 1])
-    agent = c1.selectbox("Agent", all_agents, key=f"post:ev_agent:{hb}",
-                         index=all_agents.index(agents[0]) if agents else 0)
+    wanted = st.query_params.get("agent")
+    first = wanted if wanted in all_agents else (agents[0] if agents else all_agents[0])
+    agent = c1.selectbox("Agent", all_agents, key=f"post:ev_agent:{hb}", index=all_agents.index(first),
+                         persist_state="session")
     options = sorted(names)
     ev_skill = c2.selectbox("Skill ", options, key=f"post:ev_skill:{hb}",
                             index=options.index(skill) if skill in names else 0,

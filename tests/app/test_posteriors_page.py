@@ -90,3 +90,33 @@ def test_evidence_is_paged(app_db, open_at):
     second = _table(open_at(**state, **{"post:ev_page:demo-qa": 2}), "query", "text", "score")
     assert set(page1["query"]).isdisjoint(second["query"])
     assert any(m.value.startswith("**mistral") and "Beta(" in m.value for m in first.markdown)
+
+
+def test_agent_prior_and_skill_choices_survive_a_page_switch(app_db, open_at):
+    at = open_at("demo-qa")
+    agents = at.multiselect(key="post:agents:demo-qa").options[-2:]
+    at.multiselect(key="post:agents:demo-qa").set_value(agents).run()
+    at.radio(key="post:prior").set_value("flat").run()
+    at.switch_page("pages/overview.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.multiselect(key="post:agents:demo-qa").value == agents
+    assert at.radio(key="post:prior").value == "flat"
+
+
+def test_the_cell_count_is_the_cells_shown(app_db, open_at):
+    at = open_at("demo-agents")
+    agents = at.multiselect(key="post:agents:demo-agents").value
+    skills = at.multiselect(key="post:skills:demo-agents").value
+    z = json.loads(at.get("plotly_chart")[2].proto.spec)["data"][0]["z"]
+    shown = sum(v is not None for row in z for v in row)
+    note = [m.value for m in list(at.info) + list(at.warning) if "cells shown" in m.value][0]
+    assert f"of {shown} agent-skill cells" in note or f"All {shown} agent-skill cells" in note, (note, agents, skills)
+
+
+def test_a_decision_link_opens_the_agent_skill_cell(app_db, open_at, open_page):
+    at = open_page(PAGE, {"handbook": "demo-agents", "node": "skill:search.retrieval.multi_hop", "agent": "search-3"})
+    assert not at.exception
+    assert "search-3" in at.multiselect(key="post:agents:demo-agents").value
+    assert at.selectbox(key="post:ev_agent:demo-agents").value == "search-3"
+    assert at.selectbox(key="post:ev_skill:demo-agents").value == "search.retrieval.multi_hop"
