@@ -6,7 +6,14 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.components.graph_controls import expand_skill, focus_subtree
-from skillorchestra_core.graph.panel import AgentPanel, ModePanel, SkillPanel, node_panel
+from skillorchestra_core.graph.panel import (
+    COMPACT_SKILL_COLUMNS,
+    AgentPanel,
+    ModePanel,
+    SkillPanel,
+    node_panel,
+    ranking_lines,
+)
 from skillorchestra_core.graph.service import VersionData
 from skillorchestra_core.graph.text import md_escape
 
@@ -32,8 +39,7 @@ def _skill(data: VersionData, p: SkillPanel, hidden: int) -> None:
     if p.indicators:
         st.markdown("**Indicators**\n\n" + "\n".join(f"- {md_escape(i)}" for i in p.indicators))
     st.markdown(f"**Agents ranked by posterior mean** ({data.level:.0%} credible interval)")
-    st.dataframe(p.agents, hide_index=True, width="stretch", column_config=INTERVAL_COLUMNS,
-                 key=f"graph:panel:agents:{p.key}")
+    st.markdown(_ranking(ranking_lines(p.agents)))
     cols = st.columns(2)
     if p.children:
         cols[0].button(f"Expand {len(p.children)} sub-skills", key="graph:expand", disabled=not hidden,
@@ -59,8 +65,16 @@ def _agent(p: AgentPanel) -> None:
     st.dataframe(p.costs, hide_index=True, width="stretch", key="graph:panel:costs",
                  column_config={"cost per call (USD)": NUM(format="%.6f")})
     st.markdown("**Skills ranked by posterior mean**")
-    st.dataframe(p.skills, hide_index=True, width="stretch", column_config=INTERVAL_COLUMNS,
-                 key="graph:panel:skills", height=min(38 + 35 * len(p.skills), 420))
+    if len(p.skills) <= 30:
+        st.markdown(_ranking(ranking_lines(p.skills, "skill")))
+    else:
+        st.dataframe(p.skills[COMPACT_SKILL_COLUMNS], hide_index=True, width="stretch", column_config=INTERVAL_COLUMNS,
+                     key="graph:panel:skills", height=420)
+
+
+def _ranking(lines: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{i}. **{md_escape(name)}** {md_escape(figures)}" for i, (name, figures) in
+                     enumerate(lines, 1))
 
 
 def _mode(p: ModePanel) -> None:

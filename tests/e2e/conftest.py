@@ -259,3 +259,44 @@ def screenshot_fixture():
 @pytest.fixture(name="wait_for_app")
 def wait_for_app_fixture():
     return wait_for_app
+
+
+def _record(pg) -> None:
+    pg.external = []
+
+    def on_request(req):
+        origin = "/".join(req.url.split("/", 3)[:3])
+        if not (origin in APP_ORIGINS or req.url.startswith(_LOCAL_SCHEMES)):
+            pg.external.append(req.url)
+
+    pg.on("request", on_request)
+
+
+@pytest.fixture
+def open_context(browser):
+    """`open_context(viewport=..., color_scheme="dark") -> (context, page)`: a page recording requests outside the
+    app origins in `page.external`; every context is closed at the end of the test."""
+    made = []
+
+    def _open(viewport=None, color_scheme="light"):
+        context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1000}, color_scheme=color_scheme)
+        pg = context.new_page()
+        pg.set_default_timeout(30_000)
+        _record(pg)
+        made.append(context)
+        return context, pg
+
+    yield _open
+    for context in made:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def copy_db():
+    """`copy_db(url, target_path) -> url`: a copy of a SQLite database (online backup)."""
+
+    def _copy(url: str, target: Path) -> str:
+        _copy_db(Path(url.removeprefix("sqlite:///")), target)
+        return f"sqlite:///{target}"
+
+    return _copy
