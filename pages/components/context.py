@@ -89,3 +89,10 @@ def current_selection() -> Selection:
             except NotFound:
                 return Selection(None, None)
     return Selection(handbook, version)
+
+
+def theme_type() -> str:
+    """"light" or "dark": the theme the browser shows (figures pick matching label backgrounds)."""
+    theme = getattr(st.context, "theme", None)
+    kind = getattr(theme, "type", None) if theme is not None else None
+    return kind if kind in ("light", "dark") else "light"

@@ -4,6 +4,8 @@ no cut-off headline, nothing requested outside the app origin."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 VIEWPORT = {"width": 1280, "height": 900}
@@ -114,6 +116,11 @@ def test_the_demo_script(open_context, app_server, warm_app, two_version_app, wa
     pg.get_by_role("heading", name=f"Agent · {agent}").wait_for()
     assert "node=agent" in pg.url
     _no_exception_no_truncation(pg, "graph")
+    pg.locator(".js-plotly-plot .annotation-text").first.wait_for()
+    label_bg = pg.locator(".js-plotly-plot .annotation rect.bg").first.evaluate("r => getComputedStyle(r).fill")
+    dark_bg = sum(int(v) for v in re.findall(r"\d+", label_bg)[:3]) < 200
+    assert dark_bg == (theme == "dark"), label_bg  # the graph follows the theme
+    screenshot(pg, f"demo-{theme}-graph")
     pg.go_back()
     wait_for_app(pg)
     pg.get_by_role("link", name="evidence").first.click()
