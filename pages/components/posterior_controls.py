@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import streamlit as st
@@ -71,13 +72,49 @@ def selection_controls(data: VersionData) -> tuple[list[str], list[str]]:
     return picked_agents, picked_skills
 
 
+HEATMAP_KEY = "post:heatmap"
+
+
+def default_focus(data: VersionData, skills: list[str]) -> str | None:
+    """The skill the density and evidence views start on: the URL's skill node, else the first chosen skill."""
+    names = skill_names(data)
+    chosen = st.session_state.get(f"post:density:{data.loaded.handbook_name}")
+    if chosen in names:
+        return chosen
+    focus = _node_default("skill")
+    if focus in names:
+        return focus
+    return skills[0] if skills else (sorted(names)[0] if names else None)
+
+
+def open_cell_from_heatmap(data: VersionData, key: str) -> None:
+    """A new click on a heatmap cell selects that (agent, skill) in the evidence pickers and opens the tab."""
+    event = st.session_state.get(key) or {}
+    points = (event.get("selection") or {}).get("points") or []
+    seen_key = f"{key}:seen"
+    cells = []
+    for p in points:
+        cd = p.get("customdata")
+        agent = p.get("y")
+        if isinstance(cd, (list, tuple)) and len(cd) >= 3 and isinstance(agent, str):
+            cells.append((html.unescape(agent), html.unescape(str(cd[2]))))
+    if not cells or tuple(cells) == st.session_state.get(seen_key):
+        return
+    st.session_state[seen_key] = tuple(cells)
+    hb = data.loaded.handbook_name
+    agent, skill = cells[0]
+    if agent in agent_names(data) and skill in skill_names(data):
+        st.session_state[f"post:ev_agent:{hb}"] = agent
+        st.session_state[f"post:ev_skill:{hb}"] = skill
+        st.session_state["post:tab"] = "Evidence"
+
+
 def density_skill(data: VersionData, skills: list[str]) -> str | None:
     names = skill_names(data)
     options = sorted(names)
     if not options:
         return None
-    focus = _node_default("skill")
-    default = focus if focus in names else (skills[0] if skills else options[0])
+    default = default_focus(data, skills)
     key = f"post:density:{data.loaded.handbook_name}"
     return st.selectbox("Skill", options, index=options.index(default), key=key,
                         format_func=lambda k: f"{names[k]} ({k})", on_change=_remember_skill, args=(key,))

@@ -179,3 +179,19 @@ def test_playground_reports_an_empty_query_without_routing(app_db, open_at):
     assert not at.exception
     assert any("Type a query" in w.value for w in at.warning)
     assert "pg:result" not in at.session_state
+
+
+def test_presenter_mode_shows_the_query_steps_and_choice_large(app_db, open_at):
+    at, trace = _routed(open_at, app_db)
+    at.toggle(key="present").set_value(True).run()
+    assert not at.exception
+    assert not at.title  # the chrome goes: no page title
+    assert any("stSidebar" in h.proto.body for h in at.get("html"))  # the sidebar/toolbar are hidden by CSS
+    assert any(m.value.startswith("## ") and m.value[3:].replace("\\", "") == trace.query
+               for m in at.markdown)  # the query, large
+    path = [m.value for m in at.markdown if m.value.startswith("1. **")][0].replace("\\", "")
+    assert f"→ **{trace.steps[0].chosen}**" in path
+    assert fact(at, "Chosen agent") == trace.chosen_agent
+    at.button(key="pg:sweep").click().run()
+    assert not at.exception
+    assert any(m.value.startswith("### lambda = 2.000") for m in at.markdown)  # the last frame of the sweep
