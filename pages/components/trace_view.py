@@ -98,8 +98,8 @@ def render_step(step: StepTrace, lam: float, key: str, compact: bool = False, ro
         if links is not None:
             links(step, at)
         st.dataframe(candidates_frame(step, lam, routed_lam), hide_index=True, width="stretch")
-        shown = st.segmented_control("Detail", DETAILS, key=f"{key}:detail",
-                                     default=None if compact else DETAILS[0], label_visibility="collapsed")
+        shown = st.segmented_control("Detail", DETAILS, key=f"{key}:detail", default=None,
+                                     label_visibility="collapsed")  # charts on demand: a light first draw
         if shown == DETAILS[0]:
             st.plotly_chart(utility_figure(step, lam, routed_lam), key=f"{key}:utility", width="stretch")
         elif shown == DETAILS[1]:

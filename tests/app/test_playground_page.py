@@ -45,6 +45,9 @@ def test_playground_routes_a_typed_query_and_shows_every_step(app_db, open_at):
     assert fact(at, "Chosen agent").startswith("answer-")
     assert {"Runner-up", "Margin", "Lambda interval"} <= {lab for lab, _ in facts(at)}
     assert not at.metric, "the headline uses wrapping facts, not truncating st.metric"
+    assert not at.get("plotly_chart")  # charts are drawn on demand
+    detail = [w for w in at.segmented_control if w.key.startswith("pg:") and w.key.endswith(":detail")][0]
+    detail.set_value("Utility chart").run()
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert any(t.get("name") == "utility" for t in spec["data"])
     assert len(at.session_state["pg:result"]["traces"]) == 1

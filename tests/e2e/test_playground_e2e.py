@@ -28,7 +28,9 @@ def test_a_typed_query_is_routed_step_by_step(page, app_server, wait_for_app, sc
         page.get_by_text(text).first.wait_for()
     assert page.get_by_text("Lambda interval").count() >= 3
     assert page.get_by_text("Chosen agent").count() >= 1
-    assert page.locator(".js-plotly-plot").count() >= 1  # the utility charts (more on demand)
+    assert page.locator(".js-plotly-plot").count() == 0  # charts are drawn on demand
+    page.get_by_text("Utility chart", exact=True).first.click()
+    page.locator(".js-plotly-plot .main-svg").first.wait_for()
     assert page.get_by_role("button", name="Export trace (JSON)").count() == 1
     screenshot(page, "playground-steps")
 
