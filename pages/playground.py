@@ -104,6 +104,7 @@ if result:
                     render_step(step, lam, key=f"cmp:{i}:{step.index}", compact=True, routed_lam=trace.lam)
                 download_trace(trace, key=f"pg:download:{i}")
     if not big:
-        st.caption("Every routed query is stored: find it again on the Decisions page."
+        who = st.session_state.get("ctx:reviewer") or "playground"
+        st.caption(md(f"Stored as {who} (the sidebar's Reviewer): find it again on the Decisions page.")
                    if result.get("stored") else "Opened from a link: not stored (press Route to store it).")
         st.caption("Link to this result: the page URL (handbook, version, query, router, lambda) reproduces it.")

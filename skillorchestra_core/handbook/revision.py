@@ -13,3 +13,8 @@ def data_revision(s: Session) -> tuple[int, int, int]:
     handbooks = s.exec(select(func.count()).select_from(Handbook)).one()
     versions, top = s.exec(select(func.count(), func.max(HandbookVersion.id)).select_from(HandbookVersion)).one()
     return int(handbooks), int(versions), int(top or 0)
+
+
+def handbook_names(s: Session) -> list[str]:
+    """The handbooks' names, sorted (what the sidebar picker needs, without counting their evidence)."""
+    return list(s.exec(select(Handbook.name).order_by(Handbook.name)).all())

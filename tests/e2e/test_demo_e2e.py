@@ -90,6 +90,16 @@ def test_the_demo_script(open_context, app_server, warm_app, two_version_app, wa
         note = pg.locator('[data-testid="stAlertContentWarning"]').first.inner_text()
         assert moved in note and first in note
     _no_exception_no_truncation(pg, "lambda moved")
+    # presenter mode: one click hides the chrome and shows the query and the choice large
+    pg.get_by_text("Presenter mode", exact=True).click()
+    wait_for_app(pg)
+    assert not pg.locator('[data-testid="stSidebar"]').is_visible()
+    assert pg.locator('[data-testid="stHeading"] h2', has_text=QUESTION[:20]).count() == 1
+    assert _headline(pg) == moved
+    screenshot(pg, f"demo-{theme}-presenter")
+    pg.get_by_text("Presenter mode", exact=True).click()
+    wait_for_app(pg)
+    assert pg.locator('[data-testid="stSidebar"]').is_visible()
     # 3. share the link, open it in a new context: the same result
     link = pg.url
     assert "q=" in link and "handbook=demo-qa" in link
