@@ -94,7 +94,7 @@ def test_the_demo_script(open_context, app_server, warm_app, two_version_app, wa
     pg.get_by_text("Presenter mode", exact=True).click()
     wait_for_app(pg)
     assert not pg.locator('[data-testid="stSidebar"]').is_visible()
-    assert pg.locator('[data-testid="stHeading"] h2', has_text=QUESTION[:20]).count() == 1
+    assert pg.locator('[data-testid="stMain"] h2', has_text=QUESTION[:20]).count() == 1
     assert _headline(pg) == moved
     screenshot(pg, f"demo-{theme}-presenter")
     pg.get_by_text("Presenter mode", exact=True).click()
