@@ -94,7 +94,14 @@ def test_posteriors_page_draws_its_plots(page, app_server, wait_for_app, screens
     screenshot(page, "posteriors-densities")
     page.get_by_role("tab", name="Heatmap").click()
     page.locator(f"{PLOTLY} .heatmaplayer image, {PLOTLY} .hm image").first.wait_for(state="attached")
+    wait_for_app(page)
     screenshot(page, "posteriors-heatmap")
+    # a click on a cell opens that cell's evidence
+    grid = page.locator(f"{PLOTLY} .nsewdrag").first.bounding_box()
+    page.mouse.click(grid["x"] + grid["width"] * 0.05, grid["y"] + grid["height"] * 0.1)
+    page.get_by_text(re.compile(r"Page 1 of \d+")).wait_for()
+    wait_for_app(page)
+    assert page.get_by_role("tab", name="Evidence", selected=True).count() == 1
     page.get_by_role("tab", name="Evidence").click()
     page.get_by_text(re.compile(r"Page 1 of \d+")).wait_for()
     screenshot(page, "posteriors-evidence")
