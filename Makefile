@@ -17,6 +17,7 @@ demo: install
 	$(BIN)/skillorchestra demo
 
 run: demo
+	@$(BIN)/python -m skillorchestra_core.portcheck $(PORT)
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
 test: install

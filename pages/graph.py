@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages.components.context import ensure_app_shell
+from pages.components.context import ensure_app_shell, theme_type
 from pages.components.graph_controls import VIEWS, graph_controls
 from pages.components.graph_data import node_from_chart, open_from_widget, selected_data, selected_graph
 from pages.components.graph_panel import render_legend, render_node_panel
@@ -37,14 +37,15 @@ if view.matches:
 left, right = st.columns([3, 2], gap="medium")
 with left:
     if controls.view == VIEWS[0]:
-        fig = plotly_figure(view.graph, selected=node if node in view.graph else None)
+        fig = plotly_figure(view.graph, selected=node if node in view.graph else None, theme=theme_type())
         st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=CHART_KEY,
                         config={"displaylogo": False, "scrollZoom": True})
     elif controls.view == VIEWS[1]:
-        st.iframe(pyvis_html(view.graph, height="620px"), height=640, alt="Mode-skill-agent graph (physics)")
+        st.iframe(pyvis_html(view.graph, height="620px", theme=theme_type()), height=640,
+                  alt="Mode-skill-agent graph (physics)")
     else:
-        st.graphviz_chart(dot_source(view.graph, selected=node))
-    render_legend()
+        st.graphviz_chart(dot_source(view.graph, selected=node, theme=theme_type()))
+    render_legend(view.hidden_note(controls.filter))
 with right:
     hidden = view.graph.nodes[node].get("hidden_children", 0) if node in view.graph else 0
     render_node_panel(data, node, hidden)

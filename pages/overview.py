@@ -3,30 +3,27 @@
 import pandas as pd
 import streamlit as st
 
-from pages.components.context import current_selection, ensure_app_shell, open_session
-from skillorchestra_core.handbook.overview import version_overview
-from skillorchestra_core.handbook.store import summarise_handbooks
+from pages.components.cached import overview, summaries
+from pages.components.context import current_selection, ensure_app_shell
 
 ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 st.title("SkillOrchestra Studio")
 st.caption("Curate the routing knowledge of a compound AI system: modes, skills, agent competence and cost.")
 
-with open_session() as s:
-    summaries = summarise_handbooks(s)
-if not summaries:
+handbooks = summaries()
+if not handbooks:
     st.warning("The database has no handbook yet. Run `skillorchestra demo` or `skillorchestra import ...`.")
     st.stop()
 
 st.subheader("Handbooks")
-table = pd.DataFrame([vars(h) for h in summaries])
+table = pd.DataFrame([vars(h) for h in handbooks])
 table["synthetic"] = table["synthetic"].map({True: "synthetic demo", False: ""})
 st.dataframe(table, hide_index=True, width="stretch")
 
 sel = current_selection()
 if sel.handbook:
-    with open_session() as s:
-        ov = version_overview(s, sel.handbook, sel.version)
+    ov = overview(sel.handbook, sel.version)  # cached per version: no outcome is re-read per visit
     st.subheader(f"{ov.label}")
     if ov.synthetic:
         st.info("Synthetic demo data made by `skillorchestra demo` from a fixed seed: not real model outcomes.")

@@ -4,7 +4,15 @@ import streamlit as st
 
 from pages.components.context import ensure_app_shell
 from pages.components.graph_data import default_prior, selected_data
-from pages.components.posterior_controls import density_skill, evidence_cell, selection_controls, top_controls
+from pages.components.posterior_controls import (
+    HEATMAP_KEY,
+    default_focus,
+    density_skill,
+    evidence_cell,
+    open_cell_from_heatmap,
+    selection_controls,
+    top_controls,
+)
 from pages.components.posterior_panels import render_density, render_evidence, render_unseen_note
 from skillorchestra_core.graph.posterior_figures import forest_figure, heatmap_figure
 from skillorchestra_core.graph.posterior_views import forest_rows, heatmap_frames, skill_names
@@ -19,23 +27,33 @@ data = selected_data(prior, level)
 if data is None:
     st.stop()
 agents, skills = selection_controls(data)
-render_unseen_note(data, skills, score)
+render_unseen_note(data, agents, skills, score)
 
-forest_tab, density_tab, heatmap_tab, evidence_tab = st.tabs(["Forest plot", "Densities", "Heatmap", "Evidence"])
-with forest_tab:
-    if agents and skills:
-        st.plotly_chart(forest_figure(forest_rows(data, agents, skills, score), agents, level, score),
-                        key="post:forest")
-    else:
-        st.info("Pick at least one agent and one skill.")
-with density_tab:
-    focus = density_skill(data, skills)  # the URL's skill node, else the first chosen skill
-    render_density(data, focus, agents)
-with heatmap_tab:
-    if agents and skills:
-        z, n = heatmap_frames(data, agents, skills, score)
-        st.plotly_chart(heatmap_figure(z, n, skill_names(data), score), key="post:heatmap")
-    else:
-        st.info("Pick at least one agent and one skill.")
-with evidence_tab:
-    render_evidence(data, *evidence_cell(data, agents, focus))
+TABS = ["Forest plot", "Densities", "Heatmap", "Evidence"]
+open_cell_from_heatmap(data, HEATMAP_KEY)  # a clicked heatmap cell opens its evidence
+# Lazy tabs: only the open tab runs (a link naming an agent opens on its evidence).
+forest_tab, density_tab, heatmap_tab, evidence_tab = st.tabs(
+    TABS, key="post:tab", on_change="rerun", default="Evidence" if st.query_params.get("agent") else None)
+focus = default_focus(data, skills)  # the URL's skill node, else the first chosen skill
+if forest_tab.open:
+    with forest_tab:
+        if agents and skills:
+            st.plotly_chart(forest_figure(forest_rows(data, agents, skills, score), agents, level, score),
+                            key="post:forest")
+        else:
+            st.info("Pick at least one agent and one skill.")
+if density_tab.open:
+    with density_tab:
+        render_density(data, density_skill(data, skills), agents)
+if heatmap_tab.open:
+    with heatmap_tab:
+        if agents and skills:
+            z, n = heatmap_frames(data, agents, skills, score)
+            st.caption("Click a cell to open its evidence.")
+            st.plotly_chart(heatmap_figure(z, n, skill_names(data), score), key=HEATMAP_KEY, on_select="rerun",
+                            selection_mode="points")
+        else:
+            st.info("Pick at least one agent and one skill.")
+if evidence_tab.open:
+    with evidence_tab:
+        render_evidence(data, *evidence_cell(data, agents, focus))

@@ -11,7 +11,8 @@ from sqlmodel import Session
 
 from skillorchestra_core.db import get_engine
 from skillorchestra_core.errors import NotFound
-from skillorchestra_core.handbook.store import get_version, list_versions, summarise_handbooks
+from skillorchestra_core.handbook.revision import handbook_names
+from skillorchestra_core.handbook.store import get_version, list_versions
 
 APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
 
@@ -56,7 +57,7 @@ def _param_int(name: str) -> int | None:
 def sidebar_picker() -> Selection:
     """Handbook and version pickers in the sidebar; the choice lives in the URL so a view can be shared."""
     with open_session() as s:
-        names = [h.name for h in summarise_handbooks(s)]
+        names = handbook_names(s)  # names only: the evidence counts are the Overview's business
     if not names:
         st.sidebar.info("No handbook yet. Run `skillorchestra demo` or import outcomes.")
         return Selection(None, None)
@@ -89,3 +90,10 @@ def current_selection() -> Selection:
             except NotFound:
                 return Selection(None, None)
     return Selection(handbook, version)
+
+
+def theme_type() -> str:
+    """"light" or "dark": the theme the browser shows (figures pick matching label backgrounds)."""
+    theme = getattr(st.context, "theme", None)
+    kind = getattr(theme, "type", None) if theme is not None else None
+    return kind if kind in ("light", "dark") else "light"

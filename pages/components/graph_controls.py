@@ -8,7 +8,7 @@ import networkx as nx
 import streamlit as st
 
 from skillorchestra_core.graph.build import AGENT, MODE, SKILL
-from skillorchestra_core.graph.filters import GraphFilter, default_depth
+from skillorchestra_core.graph.filters import GraphFilter, default_depth, default_top_k
 
 VIEWS = ("Clickable", "Explore (physics)", "Hierarchy (DOT)")
 
@@ -44,25 +44,26 @@ def graph_controls(g: nx.DiGraph, handbook: str) -> GraphControls:
     agents = sorted(d["label"] for _, d in g.nodes(data=True) if d["kind"] == AGENT)
     skills = {d["key"]: d for _, d in g.nodes(data=True) if d["kind"] == SKILL}
     auto_depth = default_depth(g)
-    c1, c2, c3 = st.columns([2, 2, 3])
+    view = st.segmented_control("View", VIEWS, default=VIEWS[0], key="graph:view") or VIEWS[0]
+    c1, c2, c3 = st.columns([2, 2, 2])
     chosen_modes = c1.multiselect("Modes", modes, key=f"graph:modes:{handbook}", placeholder="All modes")
     search = c2.text_input("Search skills and agents", key=f"graph:q:{handbook}",
                            placeholder="name, key or description")
-    view = c3.segmented_control("View", VIEWS, default=VIEWS[0], key="graph:view") or VIEWS[0]
+    top_k = c3.number_input("Thin edges: best k agents per skill (0 = all)", min_value=0, max_value=50,
+                            value=default_top_k(g) or 0, key=f"graph:top_k:{handbook}",
+                            help="Keep only each skill's k best agents by posterior mean; the note below the "
+                                 "graph says how many edges this hides.")
     in_scope = sorted(k for k, d in skills.items() if not chosen_modes or d["mode"] in chosen_modes)
     st.session_state.setdefault(root_key(handbook), "")
     if st.session_state[root_key(handbook)] not in [""] + in_scope:
         st.session_state[root_key(handbook)] = ""
     with st.expander("More filters", expanded=auto_depth is not None):
-        f1, f2, f3, f4, f5, f6 = st.columns([3, 3, 2, 2, 2, 2])
+        f1, f2, f3, f5, f6 = st.columns([3, 3, 2, 2, 2])
         root = f1.selectbox("Skill subtree", [""] + in_scope, key=root_key(handbook),
                             format_func=lambda k: "Whole handbook" if not k else f"{skills[k]['label']} ({k})")
         chosen_agents = f2.multiselect("Agents", agents, key=f"graph:agents:{handbook}", placeholder="All agents")
         min_n = f3.number_input("Minimum evidence n", min_value=0.0, value=0.0, step=1.0,
                                 key=f"graph:min_n:{handbook}")
-        top_k = f4.number_input("Top-k agents per skill (0: all)", min_value=0, max_value=50,
-                                value=3 if len(agents) > 3 else 0,
-                                key=f"graph:top_k:{handbook}")
         depth_options = ["all", 0, 1, 2, 3, 4, 5]
         depth = f5.selectbox("Skill levels shown", depth_options,
                              index=depth_options.index(auto_depth) if auto_depth is not None else 0,

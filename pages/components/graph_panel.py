@@ -6,7 +6,15 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.components.graph_controls import expand_skill, focus_subtree
-from skillorchestra_core.graph.panel import AgentPanel, ModePanel, SkillPanel, node_panel
+from skillorchestra_core.graph.build import split_id
+from skillorchestra_core.graph.panel import (
+    COMPACT_SKILL_COLUMNS,
+    AgentPanel,
+    ModePanel,
+    SkillPanel,
+    node_panel,
+    ranking_lines,
+)
 from skillorchestra_core.graph.service import VersionData
 from skillorchestra_core.graph.text import md_escape
 
@@ -17,9 +25,15 @@ INTERVAL_COLUMNS = {"mean": NUM("mean", format="%.3f"), "ci_low": NUM("ci low", 
 
 
 def _posteriors_link(data: VersionData, node: str) -> None:
-    st.page_link("pages/posteriors.py", label="Compare on the Posteriors page →",
-                 query_params={"handbook": data.loaded.handbook_name, "version": str(data.loaded.number),
-                               "node": node})
+    """Links out of the panel: the Posteriors page on this node, and the decisions that used the skill or agent."""
+    where = {"handbook": data.loaded.handbook_name, "version": str(data.loaded.number)}
+    kind, ident = split_id(node)
+    with st.container(horizontal=True, gap="small"):
+        st.page_link("pages/posteriors.py", label="Compare on the Posteriors page →",
+                     query_params={**where, "node": node})
+        if kind in ("skill", "agent"):
+            st.page_link("pages/decisions.py", label=f"Decisions that used this {kind} →",
+                         query_params={"handbook": where["handbook"], kind: ident})
 
 
 def _skill(data: VersionData, p: SkillPanel, hidden: int) -> None:
@@ -32,8 +46,7 @@ def _skill(data: VersionData, p: SkillPanel, hidden: int) -> None:
     if p.indicators:
         st.markdown("**Indicators**\n\n" + "\n".join(f"- {md_escape(i)}" for i in p.indicators))
     st.markdown(f"**Agents ranked by posterior mean** ({data.level:.0%} credible interval)")
-    st.dataframe(p.agents, hide_index=True, width="stretch", column_config=INTERVAL_COLUMNS,
-                 key=f"graph:panel:agents:{p.key}")
+    st.markdown(_ranking(ranking_lines(p.agents)))
     cols = st.columns(2)
     if p.children:
         cols[0].button(f"Expand {len(p.children)} sub-skills", key="graph:expand", disabled=not hidden,
@@ -59,8 +72,16 @@ def _agent(p: AgentPanel) -> None:
     st.dataframe(p.costs, hide_index=True, width="stretch", key="graph:panel:costs",
                  column_config={"cost per call (USD)": NUM(format="%.6f")})
     st.markdown("**Skills ranked by posterior mean**")
-    st.dataframe(p.skills, hide_index=True, width="stretch", column_config=INTERVAL_COLUMNS,
-                 key="graph:panel:skills", height=min(38 + 35 * len(p.skills), 420))
+    if len(p.skills) <= 30:
+        st.markdown(_ranking(ranking_lines(p.skills, "skill")))
+    else:
+        st.dataframe(p.skills[COMPACT_SKILL_COLUMNS], hide_index=True, width="stretch", column_config=INTERVAL_COLUMNS,
+                     key="graph:panel:skills", height=420)
+
+
+def _ranking(lines: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{i}. **{md_escape(name)}** {md_escape(figures)}" for i, (name, figures) in
+                     enumerate(lines, 1))
 
 
 def _mode(p: ModePanel) -> None:
@@ -94,10 +115,14 @@ def render_node_panel(data: VersionData, node: str | None, hidden_children: int 
 LEGEND = (
     "**Legend** · ■ blue square: mode · ● orange circle: skill (size: evidence queries; `(+N)`: N sub-skills "
     "collapsed) · ◆ green diamond: agent · grey lines: the skill tree · coloured lines: an agent's posterior mean "
-    "on the skill (red < 0.4 ≤ orange < 0.6 ≤ light blue < 0.8 ≤ dark blue); hover an edge for the interval and n. "
-    "Selected node: pink ring; search hits: black ring."
+    "on the skill, on the colour bar's scale (red: weak, orange: middling, blue: strong; thicker is higher); hover "
+    "an edge for the interval and n. Selected node: pink ring; search hits: dark ring."
 )
 
 
-def render_legend() -> None:
+def render_legend(hidden_note: str = "") -> None:
     st.caption(LEGEND)
+    if hidden_note:
+        st.caption(md_escape(hidden_note))
+    else:
+        st.caption("Every agent's competence edge on every shown skill is drawn (thin them with the best-k control).")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import streamlit as st
@@ -35,10 +36,12 @@ class PosteriorControls:
 def top_controls(default_prior: PriorConfig) -> tuple[float, PriorConfig, str]:
     c1, c2, c3 = st.columns([3, 3, 3])
     level = c1.segmented_control("Credible level", CREDIBLE_LEVELS, default=0.95, key="post:level",
-                                 format_func=lambda x: f"{x:.0%}") or 0.95
+                                 persist_state="session", format_func=lambda x: f"{x:.0%}") or 0.95
     kind = c2.radio("Prior", list(PRIORS), format_func=PRIORS.get, key="post:prior", horizontal=True,
+                    persist_state="session",
                     index=list(PRIORS).index(default_prior.kind))
-    score = c3.radio("Score", [MEAN, EMPIRICAL], format_func=SCORES.get, key="post:score", horizontal=True)
+    score = c3.radio("Score", [MEAN, EMPIRICAL], format_func=SCORES.get, key="post:score", horizontal=True,
+                     persist_state="session")
     return float(level), PriorConfig(kind, default_prior.strength), score
 
 
@@ -54,8 +57,8 @@ def selection_controls(data: VersionData) -> tuple[list[str], list[str]]:
     hb = data.loaded.handbook_name
     agents = agent_names(data)
     names = skill_names(data)
-    wanted = [a for a in [_node_default("agent")] if a in agents]
-    picked_agents = st.multiselect("Agents", agents, key=f"post:agents:{hb}",
+    wanted = [a for a in [_node_default("agent"), st.query_params.get("agent")] if a in agents]
+    picked_agents = st.multiselect("Agents", agents, key=f"post:agents:{hb}", persist_state="session",
                                    default=list(dict.fromkeys(wanted + default_agents(data)))[:4])
     focus = _node_default("skill")
     skills = default_skills(data, picked_agents)
@@ -64,9 +67,46 @@ def selection_controls(data: VersionData) -> tuple[list[str], list[str]]:
     key = f"post:skills:{hb}"
     count = len(st.session_state.get(key, skills))
     with st.expander(f"Skills in the forest plot and heatmap ({count} chosen; default: most evidence)"):
-        picked_skills = st.multiselect("Skills", sorted(names), default=skills, key=key,
+        picked_skills = st.multiselect("Skills", sorted(names), default=skills, key=key, persist_state="session",
                                        format_func=lambda k: f"{names[k]} ({k})")
     return picked_agents, picked_skills
+
+
+HEATMAP_KEY = "post:heatmap"
+
+
+def default_focus(data: VersionData, skills: list[str]) -> str | None:
+    """The skill the density and evidence views start on: the URL's skill node, else the first chosen skill."""
+    names = skill_names(data)
+    chosen = st.session_state.get(f"post:density:{data.loaded.handbook_name}")
+    if chosen in names:
+        return chosen
+    focus = _node_default("skill")
+    if focus in names:
+        return focus
+    return skills[0] if skills else (sorted(names)[0] if names else None)
+
+
+def open_cell_from_heatmap(data: VersionData, key: str) -> None:
+    """A new click on a heatmap cell selects that (agent, skill) in the evidence pickers and opens the tab."""
+    event = st.session_state.get(key) or {}
+    points = (event.get("selection") or {}).get("points") or []
+    seen_key = f"{key}:seen"
+    cells = []
+    for p in points:
+        cd = p.get("customdata")
+        agent = p.get("y")
+        if isinstance(cd, (list, tuple)) and len(cd) >= 3 and isinstance(agent, str):
+            cells.append((html.unescape(agent), html.unescape(str(cd[2]))))
+    if not cells or tuple(cells) == st.session_state.get(seen_key):
+        return
+    st.session_state[seen_key] = tuple(cells)
+    hb = data.loaded.handbook_name
+    agent, skill = cells[0]
+    if agent in agent_names(data) and skill in skill_names(data):
+        st.session_state[f"post:ev_agent:{hb}"] = agent
+        st.session_state[f"post:ev_skill:{hb}"] = skill
+        st.session_state["post:tab"] = "Evidence"
 
 
 def density_skill(data: VersionData, skills: list[str]) -> str | None:
@@ -74,8 +114,7 @@ def density_skill(data: VersionData, skills: list[str]) -> str | None:
     options = sorted(names)
     if not options:
         return None
-    focus = _node_default("skill")
-    default = focus if focus in names else (skills[0] if skills else options[0])
+    default = default_focus(data, skills)
     key = f"post:density:{data.loaded.handbook_name}"
     return st.selectbox("Skill", options, index=options.index(default), key=key,
                         format_func=lambda k: f"{names[k]} ({k})", on_change=_remember_skill, args=(key,))
@@ -93,8 +132,10 @@ def evidence_cell(data: VersionData, agents: list[str], skill: str | None) -> tu
         return None, None, 1
     hb = data.loaded.handbook_name
     c1, c2, c3 = st.columns([2, 3, 1])
-    agent = c1.selectbox("Agent", all_agents, key=f"post:ev_agent:{hb}",
-                         index=all_agents.index(agents[0]) if agents else 0)
+    wanted = st.query_params.get("agent")
+    first = wanted if wanted in all_agents else (agents[0] if agents else all_agents[0])
+    agent = c1.selectbox("Agent", all_agents, key=f"post:ev_agent:{hb}", index=all_agents.index(first),
+                         persist_state="session")
     options = sorted(names)
     ev_skill = c2.selectbox("Skill ", options, key=f"post:ev_skill:{hb}",
                             index=options.index(skill) if skill in names else 0,

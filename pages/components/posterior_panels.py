@@ -15,8 +15,8 @@ from skillorchestra_core.graph.text import md_escape
 NUM = st.column_config.NumberColumn
 
 
-def render_unseen_note(data: VersionData, skills: list[str], score: str) -> None:
-    u = unseen_summary(data, skills)
+def render_unseen_note(data: VersionData, agents: list[str], skills: list[str], score: str) -> None:
+    u = unseen_summary(data, skills, agents)
     if not u.total:
         return
     prior = ("the agent's pooled rate in the mode (hierarchical prior)" if data.prior.kind == "hierarchical"

@@ -1,5 +1,6 @@
 """The shared step view of a decision trace (Playground and Decisions pages): mode -> skills -> candidates ->
-choice -> execution, per step, with the utility chart recomputed at the lambda the slider shows."""
+choice -> execution, per step. Every figure of a step comes from one `step_at` view at the lambda the slider shows,
+so the headline, the table order, the chart and the note always name the same winner."""
 
 from __future__ import annotations
 
@@ -7,20 +8,18 @@ import re
 
 import streamlit as st
 
-from skillorchestra_core.routing.explain import choice_at, lambda_sensitive
 from skillorchestra_core.routing.trace import RouteTrace, StepTrace
 from skillorchestra_core.routing.views import (
     candidates_frame,
     contributions_frame,
-    interval_label,
     lambda_figure,
     segments_frame,
-    skills_frame,
-    steps_frame,
     utility_figure,
 )
+from skillorchestra_core.routing.what_if import StepAt, TraceAt, step_at, trace_at
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>~$])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>~$:])")
+DETAILS = ("Utility chart", "Lambda path", "Per-skill contributions")
 
 
 def md(text) -> str:
@@ -29,56 +28,96 @@ def md(text) -> str:
     return "\\" + out if out[:1] in ("-", "+", "=") else out  # a leading list or heading marker
 
 
-def render_header(trace: RouteTrace, lam: float) -> None:
-    cols = st.columns(4)
-    cols[0].metric("Chosen agent", trace.chosen_agent or "-")
-    cols[1].metric("Steps", len(trace.steps))
-    cols[2].metric("Cost (USD)", "-" if trace.total_cost_usd is None else f"{trace.total_cost_usd:.6f}")
-    cols[3].metric("Outcome", "-" if trace.outcome is None else f"{trace.outcome:g}")
+def facts(items: list[tuple[str, str]], big: bool = False) -> None:
+    """Label/value pairs that wrap onto more lines instead of truncating (st.metric cuts long agent names)."""
+    with st.container(horizontal=True, gap="small"):
+        for label, value in items:
+            with st.container(border=True, width="content"):
+                st.caption(label)
+                st.markdown(("### " if big else "**") + md(value) + ("" if big else "**"), anchors=False)
+
+
+def interval_text(at: StepAt) -> str:
+    return at.interval.label() if at.interval is not None else "n/a"
+
+
+def _margin(at: StepAt) -> str:
+    return "-" if at.margin is None else f"{at.margin:.4f}"
+
+
+def headline(trace: RouteTrace, view: TraceAt, big: bool = False) -> None:
+    """The trace's answer at the shown lambda: who answers, who came second, by how much, and for which lambdas."""
+    last = view.steps[-1] if view.steps else None
+    items = [("Chosen agent", view.chosen_agent or "-"),
+             ("Runner-up", (last.runner_up if last else None) or "-"),
+             ("Margin", _margin(last) if last else "-"),
+             ("Lambda interval", interval_text(last) if last else "n/a")]
+    if not big:
+        items += [("Steps", str(len(trace.steps))),
+                  ("Cost (USD)", "-" if trace.total_cost_usd is None else f"{trace.total_cost_usd:.6f}"),
+                  ("Outcome", "-" if trace.outcome is None else f"{trace.outcome:g}")]
+    facts(items, big=big)
+
+
+def render_header(trace: RouteTrace, lam: float, big: bool = False) -> TraceAt:
+    view = trace_at(trace, lam)
+    headline(trace, view, big=big)
     ident = f"trace #{trace.id} · " if trace.id else ""
     st.caption(md(f"{ident}{trace.handbook} v{trace.version} (hash {trace.content_hash[:12]}) · router {trace.router}"
-                  f" · lambda {trace.lam:g} ({trace.cost_unit}) · {trace.execution} · LLM {trace.llm_backend}"))
+                  f" · routed at lambda {trace.lam:g} ({trace.cost_unit}) · {trace.execution} · LLM "
+                  f"{trace.llm_backend}"))
     if abs(lam - trace.lam) > 1e-12:
-        changed = [s for s in trace.steps if lambda_sensitive(s) and choice_at(s, lam) != s.chosen]
-        if changed:
-            st.warning(md(f"At lambda = {lam:g} the choice changes in {len(changed)} step(s): " + "; ".join(
-                f"step {s.index + 1}: {s.chosen} -> {choice_at(s, lam)}" for s in changed)))
+        if view.changed:
+            st.warning(md(f"What-if lambda = {lam:g} (routed at {trace.lam:g}): the choice changes in "
+                          f"{len(view.changed)} step(s): " + "; ".join(
+                              f"step {i + 1}: {trace.steps[i].chosen} -> {view.steps[i].chosen}"
+                              for i in view.changed)))
         else:
-            st.info(md(f"At lambda = {lam:g} every step keeps its agent (routed at lambda = {trace.lam:g})."))
+            st.info(md(f"What-if lambda = {lam:g}: every step keeps its agent (routed at lambda = {trace.lam:g})."))
+    return view
 
 
-def render_step(step: StepTrace, lam: float, key: str, compact: bool = False) -> None:
+def _skills_text(step: StepTrace) -> str:
+    if not step.active_skills:
+        return "No skill active: the agents' general competence in the mode is used."
+    parts = [f"{a.skill} (w {a.weight:.2f}" + (f", sim {a.similarity:.2f})" if a.similarity is not None else ")")
+             for a in step.active_skills]
+    return "Active skills (" + step.activation_source + "): " + ", ".join(parts)
+
+
+def render_step(step: StepTrace, lam: float, key: str, compact: bool = False, routed_lam: float | None = None,
+                links=None) -> None:
+    at = step_at(step, lam, routed_lam)
     with st.container(border=True):
-        st.markdown(f"#### Step {step.index + 1} · mode {md(step.mode)}")
+        st.markdown(f"#### Step {step.index + 1} · mode {md(step.mode)}", anchors=False)
         st.caption(md(f"Why this mode: {step.mode_reason} ({step.mode_source})"))
-        st.markdown("**Active skills** " + md(f"({step.activation_source})"))
+        st.markdown(md(_skills_text(step)))
         if step.activation_note:
             st.caption(md(step.activation_note))
-        if step.active_skills:
-            st.dataframe(skills_frame(step), hide_index=True, width="stretch")
-        else:
-            st.caption("No skill active: the agents' general competence in the mode is used.")
-        st.markdown("**Candidates**")
-        st.dataframe(candidates_frame(step, lam), hide_index=True, width="stretch")
-        st.plotly_chart(utility_figure(step, lam), key=f"{key}:utility", width="stretch")
-        _choice(step, lam)
-        if not compact:
-            with st.expander("Lambda path: who wins at each lambda"):
-                st.plotly_chart(lambda_figure(step, lam), key=f"{key}:lambda", width="stretch")
-                st.dataframe(segments_frame(step), hide_index=True)
-            with st.expander("Per-skill contributions"):
-                st.dataframe(contributions_frame(step), hide_index=True, width="stretch")
+        _choice(step, at)
+        if links is not None:
+            links(step, at)
+        st.dataframe(candidates_frame(step, lam, routed_lam), hide_index=True, width="stretch")
+        shown = st.segmented_control("Detail", DETAILS, key=f"{key}:detail", default=None,
+                                     label_visibility="collapsed")  # charts on demand: a light first draw
+        if shown == DETAILS[0]:
+            st.plotly_chart(utility_figure(step, lam, routed_lam), key=f"{key}:utility", width="stretch")
+        elif shown == DETAILS[1]:
+            st.plotly_chart(lambda_figure(step, lam), key=f"{key}:lambda", width="stretch")
+            st.dataframe(segments_frame(step), hide_index=True)
+        elif shown == DETAILS[2]:
+            st.dataframe(contributions_frame(step), hide_index=True, width="stretch")
         _execution(step)
 
 
-def _choice(step: StepTrace, lam: float) -> None:
-    cols = st.columns(4)
-    cols[0].metric("Chosen", step.chosen or "-")
-    cols[1].metric("Runner-up", step.runner_up or "-")
-    cols[2].metric("Margin", "-" if step.margin is None else f"{step.margin:.4f}")
-    cols[3].metric("Lambda interval", interval_label(step) if step.lambda_interval else "n/a")
-    iv = step.lambda_interval
+def _choice(step: StepTrace, at: StepAt) -> None:
+    facts([("Chosen", at.chosen or "-"), ("Runner-up", at.runner_up or "-"), ("Margin", _margin(at)),
+           ("Lambda interval", interval_text(at))])
+    iv = at.interval
     detail = f"Cause: {step.cause}."
+    if at.recomputed:
+        detail += f" At lambda {at.lam:g} (what-if)" + (f", {at.chosen} replaces {step.chosen}." if at.changed
+                                                       else f", {at.chosen} stays.")
     if iv is not None and step.cause != "single_candidate":
         if iv.below:
             detail += f" Below {iv.low:.4g} {iv.below} would be chosen."
@@ -87,10 +126,6 @@ def _choice(step: StepTrace, lam: float) -> None:
     if step.lambda_note:
         detail += f" {step.lambda_note}."
     st.caption(md(detail))
-    if lambda_sensitive(step):
-        now = choice_at(step, lam)
-        if now != step.chosen:
-            st.warning(md(f"At lambda = {lam:g}: {now} would be chosen instead of {step.chosen}."))
 
 
 def _execution(step: StepTrace) -> None:
@@ -110,16 +145,18 @@ def _execution(step: StepTrace) -> None:
         st.text(ex.output[:2000])
 
 
-def render_trace(trace: RouteTrace, lam: float | None = None, key: str = "trace", compact: bool = False) -> None:
-    """The whole trace: header, a steps summary, then every step."""
+def render_trace(trace: RouteTrace, lam: float | None = None, key: str = "trace", compact: bool = False,
+                 links=None, steps: list[int] | None = None) -> TraceAt:
+    """The whole trace: the headline at `lam`, the query, then the steps (all, or the indexes in `steps`)."""
     lam = trace.lam if lam is None else lam
-    render_header(trace, lam)
+    view = render_header(trace, lam)
     st.markdown("**Query**")
     st.text(trace.query)
-    if len(trace.steps) > 1:
-        st.dataframe(steps_frame(trace), hide_index=True, width="stretch")
     for step in trace.steps:
-        render_step(step, lam, key=f"{key}:{trace.id}:{step.index}", compact=compact)
+        if steps is None or step.index in steps:
+            render_step(step, lam, key=f"{key}:{trace.id}:{step.index}", compact=compact, routed_lam=trace.lam,
+                        links=links)
+    return view
 
 
 def download_trace(trace: RouteTrace, key: str) -> None:

@@ -38,6 +38,12 @@ def export_document(s: Session, name: str, fmt: str, number: int | None = None) 
     return doc, snap.loaded.number
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it: put it straight back
+    os.umask(mask)
+    return mask
+
+
 def write_json(doc: dict[str, Any], path: str | Path) -> None:
     """Write atomically (temp file + rename) so a failed export never leaves half a file behind."""
     path = Path(path)
@@ -48,6 +54,7 @@ def write_json(doc: dict[str, Any], path: str | Path) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=2, ensure_ascii=False, allow_nan=False)
             fh.write("\n")
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; an export is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -37,6 +37,10 @@ class GraphFilter:
     max_skills: int = 400
 
 
+# Above this many competence edges the default view keeps the best agents per skill (and says so).
+AUTO_THIN_EDGES = 1500
+
+
 @dataclass
 class GraphView:
     graph: nx.DiGraph
@@ -44,6 +48,25 @@ class GraphView:
     shown_skills: int
     truncated: bool
     matches: list[str] = field(default_factory=list)
+    edges_shown: int = 0
+    edges_hidden_top_k: int = 0  # competence edges of the shown skills left out by top-k
+    edges_hidden_min_n: int = 0  # ... left out by the minimum evidence
+    agents_without_edges: list[str] = field(default_factory=list)  # agents drawn with no competence edge
+
+    def hidden_note(self, f: "GraphFilter") -> str:
+        """What the edge filters hide, in one sentence ("" when nothing is hidden)."""
+        parts = []
+        if self.edges_hidden_top_k:
+            parts.append(f"{self.edges_hidden_top_k} below the top {f.top_k} agents per skill")
+        if self.edges_hidden_min_n:
+            parts.append(f"{self.edges_hidden_min_n} with evidence n < {f.min_evidence:g}")
+        if not parts:
+            return ""
+        total = self.edges_shown + self.edges_hidden_top_k + self.edges_hidden_min_n
+        note = f"Hiding {total - self.edges_shown} of {total} competence edges: " + "; ".join(parts) + "."
+        if self.agents_without_edges:
+            note += " No edge drawn for " + ", ".join(self.agents_without_edges) + "."
+        return note
 
 
 def default_depth(g: nx.DiGraph, budget: int = AUTO_COLLAPSE_SKILLS) -> int | None:
@@ -97,19 +120,29 @@ def _visible_skills(g: nx.DiGraph, skills: set[str], forced: set[str], base: int
     return visible
 
 
+def default_top_k(g: nx.DiGraph) -> int | None:
+    """Every agent's edges by default; a graph with more than AUTO_THIN_EDGES competence edges starts thinned."""
+    edges = sum(1 for _, _, d in g.edges(data=True) if d["kind"] == COMPETENCE)
+    return 3 if edges > AUTO_THIN_EDGES else None
+
+
 def _chosen_edges(g: nx.DiGraph, skills: set[str], agents: set[str], f: GraphFilter):
-    """Competence edges to draw. A parent's posterior summarises its subtree, so by default only the shown leaves
-    (skills whose children are all hidden) get edges: the same information without the doubled lines."""
+    """(edges to draw, hidden by min n, hidden by top-k). A parent's posterior summarises its subtree, so by
+    default only the shown leaves (skills whose children are all hidden) get edges: no doubled lines."""
     if f.edges_from == "leaves":
         skills = {n for n in skills
                   if not any(d["kind"] == TREE and v in skills for _, v, d in g.out_edges(n, data=True))}
-    chosen = []
+    chosen, by_n, by_k = [], 0, 0
     for node in sorted(skills):
-        edges = [(u, v, d) for u, v, d in g.out_edges(node, data=True)
-                 if d["kind"] == COMPETENCE and v in agents and d["n"] >= f.min_evidence]
-        edges.sort(key=lambda e: (-e[2]["mean"], -e[2]["n"], e[1]))
-        chosen.extend(edges[: f.top_k] if f.top_k else edges)
-    return chosen
+        edges = [(u, v, d) for u, v, d in g.out_edges(node, data=True) if d["kind"] == COMPETENCE and v in agents]
+        kept = [e for e in edges if e[2]["n"] >= f.min_evidence]
+        kept.sort(key=lambda e: (-e[2]["mean"], -e[2]["n"], e[1]))
+        by_n += len(edges) - len(kept)
+        if f.top_k:
+            by_k += max(len(kept) - f.top_k, 0)
+            kept = kept[: f.top_k]
+        chosen.extend(kept)
+    return chosen, by_n, by_k
 
 
 def apply_filter(g: nx.DiGraph, f: GraphFilter = GraphFilter()) -> GraphView:
@@ -129,7 +162,7 @@ def apply_filter(g: nx.DiGraph, f: GraphFilter = GraphFilter()) -> GraphView:
     modes_shown = {g.nodes[n]["mode"] for n in visible} | set(f.modes)
     agents = {n for n, d in g.nodes(data=True) if d["kind"] == AGENT
               and (not f.agents or d["label"] in f.agents) and (not f.modes or set(d["modes"]) & set(f.modes))}
-    edges = _chosen_edges(g, visible, agents, f)
+    edges, hidden_n, hidden_k = _chosen_edges(g, visible, agents, f)
     shown_agents = agents  # every agent in scope, also one no top-k edge reaches (that is informative too)
 
     view = nx.DiGraph()
@@ -148,4 +181,6 @@ def apply_filter(g: nx.DiGraph, f: GraphFilter = GraphFilter()) -> GraphView:
     for u, v, d in edges:
         view.add_edge(u, v, **d)
     total = sum(1 for _, d in g.nodes(data=True) if d["kind"] == SKILL and (not f.modes or d["mode"] in f.modes))
-    return GraphView(view, total, len(visible), truncated, [m for m in matches if m in view])
+    bare = sorted(g.nodes[a]["label"] for a in shown_agents if not any(v == a for _, v, _ in edges))
+    return GraphView(view, total, len(visible), truncated, [m for m in matches if m in view], len(edges),
+                     hidden_k, hidden_n, bare)

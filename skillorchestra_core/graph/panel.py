@@ -109,3 +109,19 @@ def node_panel(data: VersionData, node: str | None) -> SkillPanel | AgentPanel |
     if kind == "mode" and ident in c.modes:
         return mode_panel(data, ident)
     return None
+
+
+def ranking_lines(ranked: pd.DataFrame, name_column: str = "agent") -> list[tuple[str, str]]:
+    """(name, figures) per row of a ranking, e.g. ("qwen", "0.820 [0.700, 0.910] · n 34.0 · empirical 0.850"):
+    plain text that wraps in a narrow panel instead of hiding columns off to the right."""
+    out = []
+    for r in ranked.itertuples(index=False):
+        emp = getattr(r, "empirical_rate")
+        emp_text = "unseen" if pd.isna(emp) else f"{emp:.3f}"
+        extra = f" · imported n {r.n_imported:.1f}" if getattr(r, "n_imported", 0) else ""
+        out.append((str(getattr(r, name_column)), f"{r.mean:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] · n {r.n:.1f}"
+                                                  f" · empirical {emp_text}{extra}"))
+    return out
+
+
+COMPACT_SKILL_COLUMNS = ["skill", "mean", "ci_low", "ci_high", "n"]

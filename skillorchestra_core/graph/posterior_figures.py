@@ -86,6 +86,19 @@ def density_figure(curves: pd.DataFrame, summary: pd.DataFrame, skill_label: str
     return fig
 
 
+def _cell_targets(z: pd.DataFrame, custom: np.ndarray, hover: str) -> go.Scatter:
+    """Invisible points on the cells with a value: a heatmap cell itself cannot be selected in Streamlit, a
+    scatter point can, so a click on a cell selects its point (customdata: n, skill label, skill key)."""
+    values = z.to_numpy(dtype=float)
+    rows, cols = np.nonzero(~np.isnan(values))
+    agents = [esc(a) for a in z.index]
+    return go.Scatter(
+        x=cols.tolist(), y=[agents[i] for i in rows], mode="markers", name="cells", showlegend=False,
+        marker={"size": 26, "symbol": "square", "color": "rgba(0,0,0,0)"},
+        customdata=[list(custom[i, j][:3]) + [float(values[i, j])] for i, j in zip(rows, cols)],
+        hovertemplate=hover.replace("%{z:.3f}", "%{customdata[3]:.3f}"))
+
+
 def heatmap_figure(z: pd.DataFrame, n: pd.DataFrame, names: dict[str, str], score: str = MEAN) -> go.Figure:
     """Agents x skills of the score; hover shows the skill, the value and the evidence n."""
     skills = list(z.columns)
@@ -97,15 +110,16 @@ def heatmap_figure(z: pd.DataFrame, n: pd.DataFrame, names: dict[str, str], scor
         for j in range(nz.shape[1]):
             custom[i, j] = [0.0 if np.isnan(nz[i, j]) else float(nz[i, j]), labels[j], keys[j]]
     show_text = z.size <= 400
+    hover = ("agent %{y}<br>skill %{customdata[1]} (%{customdata[2]})<br>" + esc(SCORES[score])
+             + " %{z:.3f}<br>n=%{customdata[0]:.1f}<extra></extra>")
     fig = go.Figure(go.Heatmap(
         z=z.to_numpy(dtype=float).tolist(), x=list(range(len(skills))), y=[esc(a) for a in z.index],
         customdata=custom.tolist(), zmin=0, zmax=1, colorscale="RdYlBu", colorbar={"title": {"text": "score"}},
         text=np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(z.to_numpy(dtype=float)).tolist()
         if show_text and z.size else None,
-        texttemplate="%{text}" if show_text else None,
-        hovertemplate="agent %{y}<br>skill %{customdata[1]} (%{customdata[2]})<br>"
-                      + esc(SCORES[score]) + " %{z:.3f}<br>n=%{customdata[0]:.1f}<extra></extra>",
+        texttemplate="%{text}" if show_text else None, hovertemplate=hover,
     ))
+    fig.add_trace(_cell_targets(z, custom, hover))
     fig.update_layout(
         height=int(min(max(300, 34 * len(z.index) + 160), 1600)), margin={"l": 10, "r": 10, "t": 30, "b": 10},
         xaxis={"tickmode": "array", "tickvals": list(range(len(skills))), "ticktext": labels, "tickangle": -45,

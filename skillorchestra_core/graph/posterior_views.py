@@ -97,8 +97,11 @@ class UnseenSummary:
     mean_posterior: float  # what the posterior says on them on average (the agent's pooled ability, by default)
 
 
-def unseen_summary(data: VersionData, skills: list[str] | None = None) -> UnseenSummary:
+def unseen_summary(data: VersionData, skills: list[str] | None = None,
+                   agents: list[str] | None = None) -> UnseenSummary:
+    """Over the cells shown: the chosen agents x the chosen skills (None: all), pairs in the same mode only."""
     comp = data.competence if skills is None else data.competence[data.competence["skill"].isin(skills)]
+    comp = comp if agents is None else comp[comp["agent"].isin(agents)]
     unseen = comp[comp["n"] <= 0]
     mean = float(unseen["mean"].mean()) if len(unseen) else math.nan
     return UnseenSummary(len(unseen), len(comp), mean)

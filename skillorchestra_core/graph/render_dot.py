@@ -20,10 +20,16 @@ def quote(text: object) -> str:
     return f'"{s}"'
 
 
-def dot_source(g: nx.DiGraph, selected: str | None = None, edge_labels: bool = True) -> str:
-    lines = ["digraph handbook {", "  rankdir=LR;", "  graph [fontname=Helvetica, ranksep=1.2, nodesep=0.15];",
-             '  node [fontname=Helvetica, fontsize=10, style=filled, fillcolor="#ffffff"];',
-             "  edge [fontname=Helvetica, fontsize=8];"]
+INKS = {"light": "#31333f", "dark": "#fafafa"}
+
+
+def dot_source(g: nx.DiGraph, selected: str | None = None, edge_labels: bool = True, theme: str = "light") -> str:
+    """DOT with a transparent background and theme-coloured edge labels (node labels sit on white fills)."""
+    ink = INKS.get(theme, INKS["light"])
+    lines = ["digraph handbook {", "  rankdir=LR;",
+             '  graph [fontname=Helvetica, ranksep=1.2, nodesep=0.15, bgcolor="transparent"];',
+             '  node [fontname=Helvetica, fontsize=10, style=filled, fillcolor="#ffffff", fontcolor="#31333f"];',
+             f'  edge [fontname=Helvetica, fontsize=8, fontcolor="{ink}"];']
     ids = {node: f"n{i}" for i, node in enumerate(sorted(g.nodes))}
     for node in sorted(g.nodes):
         d = g.nodes[node]

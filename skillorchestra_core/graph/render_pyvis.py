@@ -36,8 +36,12 @@ OPTIONS = {
 }
 
 
-def _network(g: nx.DiGraph, height: str) -> Network:
-    net = Network(height=height, width="100%", directed=False, cdn_resources="remote", bgcolor="#ffffff")
+BACKGROUNDS = {"light": ("#ffffff", "#31333f"), "dark": ("#0e1117", "#fafafa")}  # (canvas, label ink)
+
+
+def _network(g: nx.DiGraph, height: str, theme: str = "light") -> Network:
+    bg, ink = BACKGROUNDS.get(theme, BACKGROUNDS["light"])
+    net = Network(height=height, width="100%", directed=False, cdn_resources="remote", bgcolor=bg, font_color=ink)
     pos = layered_layout(g)
     tooltips = {n: "\n".join(node_tooltip_lines(g, n)) for n in g.nodes}
     edge_tips = {(u, v): edge_tooltip(g, u, v) for u, v, d in g.edges(data=True) if d["kind"] == COMPETENCE}
@@ -64,11 +68,11 @@ def _network(g: nx.DiGraph, height: str) -> Network:
 
 
 def pyvis_html(g: nx.DiGraph, height: str = "640px", assets: Literal["static", "inline"] = "static",
-               static_prefix: str = STATIC_PREFIX) -> str:
+               static_prefix: str = STATIC_PREFIX, theme: str = "light") -> str:
     """Self-contained HTML for `st.iframe`. With assets="static" the page loads vis-network from the app."""
     if assets not in ("static", "inline"):
         raise ValueError(f"assets must be 'static' or 'inline', got {assets!r}")
-    net = _network(g, height)
+    net = _network(g, height, theme)
     if assets == "inline":
         net.cdn_resources = "in_line"
     html = CDN_TAG.sub("", net.generate_html())

@@ -72,16 +72,35 @@ KIND_STYLE = {
     AGENT: {"color": "#4c9a6a", "symbol": "diamond", "size": 17},
 }
 
-# Competence edges are drawn in bins of posterior mean, from weak (light) to strong (dark).
-MEAN_BINS = [(0.0, 0.4, "#d7301f", 1.0), (0.4, 0.6, "#fc8d59", 1.6), (0.6, 0.8, "#74a9cf", 2.2),
-             (0.8, 1.0001, "#045a8d", 3.0)]
+# Competence edges: a continuous colour scale of the posterior mean (red = weak, blue = strong; readable on a light
+# and a dark background), drawn in 10 bins of width 0.1 because a Plotly line trace has one colour.
+MEAN_COLORSCALE = [[0.0, "#d62728"], [0.5, "#f28e2b"], [1.0, "#1f6fb4"]]  # no near-white stop
+EDGE_BIN_COUNT = 10
+
+
+def mean_color(mean: float) -> str:
+    """The colour of `mean` (clipped to [0, 1]) on MEAN_COLORSCALE, as "rgb(r, g, b)"."""
+    from plotly.colors import sample_colorscale  # noqa: PLC0415
+
+    return sample_colorscale(MEAN_COLORSCALE, [min(max(float(mean), 0.0), 1.0)])[0]
+
+
+def _bins() -> list[tuple[float, float, str, float]]:
+    out = []
+    for i in range(EDGE_BIN_COUNT):
+        lo, hi = i / EDGE_BIN_COUNT, (i + 1) / EDGE_BIN_COUNT
+        out.append((lo, hi + (1e-4 if i == EDGE_BIN_COUNT - 1 else 0.0), mean_color((lo + hi) / 2),
+                    1.0 + 2.4 * (lo + hi) / 2))
+    return out
+
+
+MEAN_BINS = _bins()
 
 
 def mean_bin(mean: float) -> tuple[float, float, str, float]:
-    for lo, hi, color, width in MEAN_BINS:
-        if lo <= mean < hi:
-            return lo, hi, color, width
-    return MEAN_BINS[-1]
+    """(low, high, colour, width) of the bin holding `mean`."""
+    i = min(max(int(float(mean) * EDGE_BIN_COUNT), 0), EDGE_BIN_COUNT - 1)
+    return MEAN_BINS[i]
 
 
 _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&")

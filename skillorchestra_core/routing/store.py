@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from typing import TYPE_CHECKING
 
+from sqlalchemy import String, cast, func
 from sqlmodel import Session, select
 
 from skillorchestra_core.db.models import DecisionTrace
@@ -61,6 +63,9 @@ class TraceFilter:
     until: date | None = None
     text: str | None = None
     limit: int = 500
+    offset: int = 0  # for paging
+    skill: str | None = None  # decisions whose active skills include this key (scans the traces' JSON)
+    used_agent: str | None = None  # decisions that chose this agent at any step (scans the traces' JSON)
 
 
 def _where(f: TraceFilter):
@@ -81,11 +86,21 @@ def _where(f: TraceFilter):
         conds.append(DecisionTrace.created_at <= datetime.combine(f.until, time.max, tzinfo=timezone.utc))
     if f.text:
         conds.append(DecisionTrace.query_text.contains(f.text))
+    for field, value in (("skill", f.skill), ("chosen", f.used_agent)):
+        if value:
+            conds.append(_json_has(field, value))
     return conds
 
 
+def _json_has(field: str, value: str):
+    """The stored trace JSON holds `"field": "value"` (either separator style)."""
+    text = cast(DecisionTrace.trace, String)
+    quoted = json.dumps(value)
+    return text.contains(f'"{field}": {quoted}') | text.contains(f'"{field}":{quoted}')
+
+
 LIST_COLUMNS = ["id", "created", "handbook", "version", "router", "lambda", "query", "chosen", "cause", "margin",
-                "steps", "execution", "cost_usd"]
+                "steps", "execution", "cost_usd", "actor"]
 
 
 def list_traces(s: Session, f: TraceFilter = TraceFilter()) -> pd.DataFrame:
@@ -93,12 +108,17 @@ def list_traces(s: Session, f: TraceFilter = TraceFilter()) -> pd.DataFrame:
     stmt = (select(DecisionTrace.id, DecisionTrace.created_at, DecisionTrace.handbook_name,
                    DecisionTrace.version_number, DecisionTrace.router, DecisionTrace.lam, DecisionTrace.query_text,
                    DecisionTrace.chosen_agent, DecisionTrace.cause, DecisionTrace.margin, DecisionTrace.n_steps,
-                   DecisionTrace.execution, DecisionTrace.total_cost_usd)
-            .where(*_where(f)).order_by(DecisionTrace.created_at.desc(), DecisionTrace.id.desc()).limit(f.limit))
+                   DecisionTrace.execution, DecisionTrace.total_cost_usd, DecisionTrace.actor)
+            .where(*_where(f)).order_by(DecisionTrace.created_at.desc(), DecisionTrace.id.desc())
+            .offset(f.offset).limit(f.limit))
+    rows = s.exec(stmt).all()
     import pandas as pd
 
-    rows = s.exec(stmt).all()
     return pd.DataFrame([tuple(r) for r in rows], columns=LIST_COLUMNS)
+
+
+def count_traces(s: Session, f: TraceFilter = TraceFilter()) -> int:
+    return s.exec(select(func.count()).select_from(DecisionTrace).where(*_where(f))).one()
 
 
 def trace_facets(s: Session, handbook: str | None = None) -> dict[str, list]:

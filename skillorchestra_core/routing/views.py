@@ -16,6 +16,7 @@ from skillorchestra_core.routing.explain import (  # noqa: F401  (interval_label
     path_segments,
 )
 from skillorchestra_core.routing.trace import RouteTrace, StepTrace
+from skillorchestra_core.routing.what_if import step_at
 
 
 def _safe(text: str) -> str:
@@ -46,15 +47,17 @@ def skills_frame(step: StepTrace) -> pd.DataFrame:
                         columns=["skill", "name", "weight", "probability", "similarity", "source"])
 
 
-def candidates_frame(step: StepTrace, lam: float | None = None) -> pd.DataFrame:
-    """One row per candidate; with `lam` the utility, penalty and choice are recomputed at that lambda."""
-    chosen = choice_at(step, lam) if lam is not None and lambda_sensitive(step) else step.chosen
+def candidates_frame(step: StepTrace, lam: float | None = None, routed_lam: float | None = None) -> pd.DataFrame:
+    """One row per candidate, best first; with `lam` the utility, penalty, order and choice are those at that lambda
+    (the same `step_at` view the headline shows)."""
+    at = step_at(step, 0.0, 0.0) if lam is None else step_at(step, lam, routed_lam)
+    by_agent = {c.agent: c for c in step.candidates}
     rows = []
-    for c in sorted(step.candidates, key=lambda c: c.rank):
+    for agent in at.order:
+        c = by_agent[agent]
         pen = c.penalty if lam is None else lam * c.cost_norm
-        rows.append({"": "chosen" if c.agent == chosen else ("runner-up" if c.agent == step.runner_up and
-                                                             chosen == step.chosen else ""),
-                     "agent": c.agent, "utility": round(c.mean - pen, 4), "mean": round(c.mean, 4),
+        role = "chosen" if agent == at.chosen else ("runner-up" if agent == at.runner_up else "")
+        rows.append({"": role, "agent": agent, "utility": round(c.mean - pen, 4), "mean": round(c.mean, 4),
                      "interval": f"[{c.ci_low:.3f}, {c.ci_high:.3f}]", "cost (USD)": c.cost,
                      "cost (norm.)": round(c.cost_norm, 4), "penalty": round(pen, 4),
                      "router score": None if c.score is None or not math.isfinite(c.score) else round(c.score, 4),
@@ -71,7 +74,7 @@ def contributions_frame(step: StepTrace) -> pd.DataFrame:
                                        "empirical rate", "contribution"])
 
 
-def utility_figure(step: StepTrace, lam: float) -> go.Figure:
+def utility_figure(step: StepTrace, lam: float, routed_lam: float | None = None) -> go.Figure:
     """Stacked competence contributions (one colour per skill) minus the cost penalty, with the utility marked."""
     cands = sorted(step.candidates, key=lambda c: -(c.mean - lam * c.cost_norm))
     agents = [_safe(c.agent) for c in cands]
@@ -83,10 +86,10 @@ def utility_figure(step: StepTrace, lam: float) -> go.Figure:
         fig.add_bar(name="general competence", x=agents, y=[c.mean for c in cands])
     fig.add_bar(name=f"cost penalty (lambda = {lam:g})", x=agents, y=[-lam * c.cost_norm for c in cands],
                 marker_color="#c0392b")
-    chosen = choice_at(step, lam) if lambda_sensitive(step) else step.chosen
+    chosen = step_at(step, lam, routed_lam).chosen
     fig.add_scatter(name="utility", x=agents, y=[c.mean - lam * c.cost_norm for c in cands], mode="markers",
                     marker={"symbol": ["star" if c.agent == chosen else "diamond" for c in cands], "size": 14,
-                            "color": "#111"})
+                            "color": "#f39c12", "line": {"width": 1, "color": "#7f7f7f"}})
     fig.update_layout(barmode="relative", height=360, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       title=f"Step {step.index + 1} ({_safe(step.mode)}): utility = competence - penalty",
                       legend={"orientation": "h", "y": -0.2})
@@ -123,3 +126,21 @@ def lambda_figure(step: StepTrace, lam: float, lam_max: float | None = None) -> 
 def segments_frame(step: StepTrace) -> pd.DataFrame:
     return pd.DataFrame([{"from lambda": f"{s.low:.6g}", "to lambda": "+inf" if s.high is None else f"{s.high:.6g}",
                           "chosen": s.agent} for s in path_segments(step)])
+
+
+DECISION_COLUMNS = ["id", "chosen", "cause", "query", "router", "version", "lambda", "margin", "steps", "execution",
+                    "cost_usd", "actor", "created", "handbook"]
+
+
+def decisions_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The decisions list as shown: who was chosen and why first, then the query and the settings."""
+    return table[[c for c in DECISION_COLUMNS if c in table.columns]]
+
+
+def why_not_markdown(lines: list[str], escape) -> str:
+    """`why_not` lines as a Markdown list; an indented line is a sub-point of the line before it."""
+    out = []
+    for line in lines:
+        indent = "    " if line.startswith("  ") and out else ""
+        out.append(f"{indent}- {escape(line.strip())}")
+    return "\n".join(out)

@@ -1,10 +1,13 @@
-"""AppTest of the Decisions page: stored traces, filters, the step view and "why not agent B?"."""
+"""AppTest of the Decisions page: stored traces, filters, paging, the step view and "why not agent B?"."""
 
 import pytest
+from support.page_facts import facts
 
 from skillorchestra_core.routing.engine import RouteOptions
 
 QA_QUESTION = "Which emperor ruled Rome after the fall of Carthage?"
+AGENTS_QUESTION = ("How many years passed between the founding of the harbour of Turku and the death of its first "
+                   "mayor?")
 
 
 @pytest.fixture
@@ -15,41 +18,74 @@ def stored(app_db):
 
     ids = {}
     with session(app_db) as s:
-        ids["skill"] = route_query(s, "demo-qa", None, QA_QUESTION, RouteOptions(lam=0.1), actor="test").id
+        ids["skill"] = route_query(s, "demo-qa", None, QA_QUESTION, RouteOptions(lam=0.1), actor="ada").id
         ids["cheapest"] = route_query(s, "demo-qa", None, QA_QUESTION, RouteOptions(router="cheapest"),
                                       actor="test").id
-        ids["agents"] = route_query(s, "demo-agents", None, "How many years passed between the founding of the "
-                                    "harbour of Turku and the death of its first mayor?", RouteOptions(),
-                                    actor="test").id
+        ids["agents"] = route_query(s, "demo-agents", None, AGENTS_QUESTION, RouteOptions(), actor="test").id
         s.commit()
     return ids
 
 
 @pytest.fixture
 def open_at(open_page):
-    return lambda **params: open_page("pages/decisions.py", params)
+    return lambda **params: open_page("pages/decisions.py", {"handbook": "demo-qa", **params})
 
 
-def test_decisions_lists_every_trace_and_opens_the_newest(stored, open_at):
+def _facts(at):
+    return dict(facts(at))
+
+
+def test_decisions_lists_the_handbooks_traces_and_opens_the_newest(stored, open_at):
     at = open_at()
     assert not at.exception
     assert at.title[0].value == "Decisions"
     table = at.dataframe[0].value
-    assert set(stored.values()) <= set(table["id"])
-    assert at.selectbox(key="dec:open").value == max(stored.values())
+    assert set(table["id"]) == {stored["skill"], stored["cheapest"]}  # the sidebar's handbook only
+    assert list(table.columns[:3]) == ["id", "chosen", "cause"]  # who and why first
+    assert "actor" in table.columns and "ada" in set(table["actor"])  # the reviewer's name is shown
+    assert not any(s.label == "Handbook" for s in at.main.selectbox)  # one set of pickers: the sidebar's
+    assert at.selectbox(key="dec:open").value == stored["cheapest"]
     assert any(m.value.startswith("#### Step") for m in at.markdown)
-    assert {m.label for m in at.metric} >= {"Chosen agent", "Margin", "Lambda interval"}
+    assert {"Chosen agent", "Margin", "Lambda interval"} <= set(_facts(at))
 
 
 def test_filters_narrow_the_list(stored, open_at):
     at = open_at()
-    at.selectbox(key="dec:handbook").set_value("demo-qa").run()
-    assert set(at.dataframe[0].value["handbook"]) == {"demo-qa"}
     at.selectbox(key="dec:cause").set_value("cheapest").run()
     assert not at.exception
     assert at.dataframe[0].value["id"].tolist() == [stored["cheapest"]]
     at.text_input(key="dec:text").set_value("no such words anywhere").run()
     assert any("No stored decision" in i.value for i in at.info)
+
+
+def test_graph_links_filter_by_skill_and_agent(stored, app_db, open_at):
+    from skillorchestra_core.db import session
+    from skillorchestra_core.routing.store import load_trace
+
+    with session(app_db) as s:
+        trace = load_trace(s, stored["skill"])
+    skill = trace.steps[0].active_skills[0].skill
+    at = open_at(skill=skill)
+    assert stored["skill"] in at.dataframe[0].value["id"].tolist()
+    at = open_at(skill="answer.no_such_skill")
+    assert any("No stored decision" in i.value for i in at.info)
+    at = open_at(agent=trace.steps[0].chosen)
+    assert stored["skill"] in at.dataframe[0].value["id"].tolist()
+
+
+def test_decisions_are_paged(app_db, open_at):
+    from skillorchestra_core.db import session
+    from skillorchestra_core.routing.service import route_query
+
+    with session(app_db) as s:
+        for i in range(30):
+            route_query(s, "demo-qa", None, f"{QA_QUESTION} {i}", RouteOptions(router="cheapest"), actor="t")
+        s.commit()
+    at = open_at()
+    assert len(at.dataframe[0].value) == 25
+    at.number_input(key="dec:page").set_value(2).run()
+    assert not at.exception
+    assert len(at.dataframe[0].value) == 5
 
 
 def test_deep_link_opens_a_trace_and_why_not_explains_the_rival(stored, open_at):
@@ -58,8 +94,22 @@ def test_deep_link_opens_a_trace_and_why_not_explains_the_rival(stored, open_at)
     assert at.selectbox(key="dec:open").value == stored["skill"]
     agent_box = at.selectbox(key=f"dec:why:agent:{stored['skill']}:0")
     rival = agent_box.options[0]
-    text = " ".join(m.value for m in at.markdown).replace("\\", "")
+    why = [m.value for m in at.markdown if "trails by" in m.value][0]
+    text = why.replace("\\", "")
     assert f"{rival} trails by" in text and "Competence:" in text and "Lambda:" in text
+    lines = why.splitlines()
+    subs = [ln for ln in lines if "alone on" in ln]
+    assert subs and all(ln.startswith("    - ") for ln in subs)  # nested under the competence line
+    assert all(ln.startswith("- ") for ln in lines if ln not in subs)
+
+
+def test_multi_step_trace_draws_one_step_at_a_time(stored, open_page):
+    at = open_page("pages/decisions.py", {"handbook": "demo-agents", "trace": str(stored["agents"])})
+    assert not at.exception
+    assert [m.value for m in at.markdown if m.value.startswith("#### Step")] == [
+        m.value for m in at.markdown if m.value.startswith("#### Step 1")]
+    at.segmented_control(key=f"dec:step:{stored['agents']}").set_value(1).run()
+    assert [m.value[:11] for m in at.markdown if m.value.startswith("#### Step")] == ["#### Step 2"]
 
 
 def test_what_if_lambda_recomputes_the_choice(stored, app_db, open_at):
@@ -74,6 +124,7 @@ def test_what_if_lambda_recomputes_the_choice(stored, app_db, open_at):
     assert not at.exception
     warnings = " ".join(w.value for w in at.warning).replace("\\", "")
     assert step.lambda_interval.above in warnings
+    assert _facts(at)["Chosen agent"] == step.lambda_interval.above
 
 
 def test_decisions_page_without_traces(app_db, open_at):

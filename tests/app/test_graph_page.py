@@ -98,6 +98,15 @@ def _expected_ranking(db_url, handbook, skill):
     return list(rows["agent"])
 
 
+def _ranking(at):
+    """The panel's ranking, drawn as wrapping text lines "1. **name** mean [low, high] · n ..."."""
+    import re
+
+    text = [m.value for m in at.markdown if m.value.startswith("1. **")][0].replace("\\", "")
+    rows = re.findall(r"^\d+\. \*\*(.+?)\*\* ([\d.]+) \[([\d.]+), ([\d.]+)\]", text, re.M)
+    return [(name, float(m), float(lo), float(hi)) for name, m, lo, hi in rows]
+
+
 def test_clicking_a_skill_opens_its_panel_with_agents_ranked(app_db, open_at):
     at = open_at("demo-qa")
     at.session_state[CHART] = {"selection": {"points": [{"curve_number": 7, "point_number": 0, "point_index": 0,
@@ -107,10 +116,9 @@ def test_clicking_a_skill_opens_its_panel_with_agents_ranked(app_db, open_at):
     assert not at.exception
     assert at.query_params["node"] == "skill:answer.math"
     assert any(h.value.startswith("Skill · ") and "Math" in h.value for h in at.subheader)
-    table = _table(at, "rank", "agent", "mean", "ci_low", "ci_high")
-    assert list(table["agent"]) == _expected_ranking(app_db, "demo-qa", "answer.math")
-    assert list(table["rank"]) == list(range(1, len(table) + 1))
-    assert (table["ci_low"] <= table["mean"]).all() and (table["mean"] <= table["ci_high"]).all()
+    rows = _ranking(at)
+    assert [name for name, *_ in rows] == _expected_ranking(app_db, "demo-qa", "answer.math")
+    assert all(low <= mean <= high for _, mean, low, high in rows)
 
 
 def test_shared_url_opens_an_agent_panel(app_db, open_at):
@@ -119,11 +127,61 @@ def test_shared_url_opens_an_agent_panel(app_db, open_at):
     assert any(h.value == "Agent · search\\-1" for h in at.subheader)
     costs = _table(at, "mode", "cost per call (USD)")
     assert list(costs["mode"]) and (costs["cost per call (USD)"] >= 0).all()
-    skills = _table(at, "rank", "skill", "mean")
-    assert list(skills["mean"]) == sorted(skills["mean"], reverse=True)
+    means = [mean for _, mean, _, _ in _ranking(at)]
+    assert means and means == sorted(means, reverse=True)
 
 
 def test_unknown_node_in_the_url_is_harmless(app_db, open_at):
     at = open_at("demo-qa", node="skill:nope")
     assert not at.exception
     assert any("Click a node" in i.value for i in at.info)
+
+
+def _edges(at) -> int:
+    return sum(len([x for x in t["x"] if x is not None]) // 2 for n, t in _traces(at).items() if n.startswith("mean "))
+
+
+def test_every_agent_has_its_edges_by_default_and_thinning_says_what_it_hides(app_db, open_at):
+    at = open_at("demo-agents")
+    assert not at.exception
+    with session(app_db) as s:
+        comp = load_version_data(s, "demo-agents", None).competence
+    leaves = {k for k in comp["skill"]}
+    drawn = _edges(at)
+    assert drawn >= len(comp[comp["skill"].isin(leaves)]) // 2  # all agents, not the top 3
+    hover = " ".join(_traces(at)["edge info"]["hovertext"])
+    assert "answer-3 on Long-context summary" in hover  # the planted weak edge, which top-3 used to hide
+    assert any("Every agent's competence edge" in c.value for c in at.caption)
+    at.number_input(key="graph:top_k:demo-agents").set_value(1).run()
+    assert not at.exception
+    note = [c.value for c in at.caption if c.value.startswith("Hiding")][0].replace("\\", "")
+    assert f"Hiding {drawn - _edges(at)} of {drawn} competence edges" in note and "top 1 agents" in note
+    assert "No edge drawn for" in note
+
+
+def test_a_planted_weakness_is_visible(app_db, open_at):
+    at = open_at("demo-agents")
+    weak = [t for n, t in _traces(at).items() if n.startswith("mean 0.")]
+    red = {n for n, t in _traces(at).items() if n.startswith(("mean 0.0", "mean 0.1", "mean 0.2", "mean 0.3"))
+           and [x for x in t["x"] if x is not None]}
+    assert weak and red, "no weak (red) competence edge drawn"
+    hovers = [h for h in _traces(at)["edge info"]["hovertext"] if h.startswith("answer-3 on ")]
+    long_ctx = [h for h in hovers if "Long-context" in h]
+    assert long_ctx and float(long_ctx[0].split("mean ")[1].split(" ")[0]) < 0.5
+
+
+def test_colour_scale_has_a_legend_and_labels_have_backgrounds(app_db, open_at):
+    at = open_at("demo-qa")
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    bar = [t for t in spec["data"] if t.get("name") == "posterior mean"][0]
+    assert bar["marker"]["showscale"] is True and bar["marker"]["cmin"] == 0 and bar["marker"]["cmax"] == 1
+    labels = spec["layout"]["annotations"]
+    assert len(labels) == sum(len(t["customdata"]) for n, t in _traces(at).items() if n in ("modes", "skills",
+                                                                                                 "agents"))
+    assert all(a.get("bgcolor") for a in labels)
+
+
+def test_node_panel_links_to_the_decisions_that_used_it(app_db, open_at):
+    at = open_at("demo-qa", node="skill:answer.math")
+    links = {p.label: p for p in at.get("page_link")}
+    assert "Decisions that used this skill →" in links

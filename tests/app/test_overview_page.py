@@ -40,3 +40,22 @@ def test_overview_on_an_empty_database(monkeypatch, tmp_path, app_path):
     assert any("no handbook" in w.value for w in at.warning)
     get_settings.cache_clear()
     st.cache_resource.clear()
+
+
+def test_a_second_visit_reads_no_outcome_again(app_db, app_path, monkeypatch):
+    from skillorchestra_core.learning import profile
+
+    calls = []
+    real = profile.load_frames
+    monkeypatch.setattr(profile, "load_frames", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = AppTest.from_file(app_path, default_timeout=60)
+    first.query_params["handbook"] = "demo-qa"
+    first.run()
+    assert not first.exception and len(calls) == 1
+    for _ in range(2):  # later visits, other sessions: served from the per-version cache
+        again = AppTest.from_file(app_path, default_timeout=60)
+        again.query_params["handbook"] = "demo-qa"
+        again.run()
+        assert not again.exception
+    assert len(calls) == 1
+    assert {m.label: m.value for m in again.metric}["Agents"] == "6"

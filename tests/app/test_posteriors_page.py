@@ -29,12 +29,19 @@ def test_posteriors_render_every_demo_handbook(app_db, open_at, handbook):
     assert not at.exception
     assert at.title[0].value == "Posteriors"
     figs = _figures(at)
-    assert len(figs) == 3  # forest, densities, heatmap
+    assert len(figs) == 1  # lazy tabs: only the open one (the forest plot) is drawn
     agents = at.multiselect(key=f"post:agents:{handbook}").value
     assert [t["name"] for t in figs[0]["data"]] == agents
-    assert figs[2]["data"][0]["type"] == "heatmap"
-    assert "n=%{customdata[0]" in figs[2]["data"][0]["hovertemplate"]
-    assert _table(at, "query", "text", "weight", "score").shape[0] > 0  # the evidence tab
+    assert _figures(_tab(at, "Densities"))[0]["data"][0]["fill"] == "tozeroy"
+    heat = _figures(_tab(at, "Heatmap"))[0]
+    assert heat["data"][0]["type"] == "heatmap"
+    assert "n=%{customdata[0]" in heat["data"][0]["hovertemplate"]
+    assert _table(_tab(at, "Evidence"), "query", "text", "weight", "score").shape[0] > 0
+
+
+def _tab(at, name):
+    at.session_state["post:tab"] = name
+    return at.run()
 
 
 def _mean_width(fig):
@@ -65,23 +72,25 @@ def test_flat_prior_toggle(app_db, open_at):
 
 def test_node_in_the_url_picks_the_density_skill_and_agent(app_db, open_at):
     at = open_at("demo-agents", node="skill:search.retrieval.multi_hop")
-    assert at.selectbox(key="post:density:demo-agents").value == "search.retrieval.multi_hop"
     assert "search.retrieval.multi_hop" in at.multiselect(key="post:skills:demo-agents").value
-    assert at.selectbox(key="post:ev_skill:demo-agents").value == "search.retrieval.multi_hop"
+    assert _tab(at, "Densities").selectbox(key="post:density:demo-agents").value == "search.retrieval.multi_hop"
+    assert _tab(at, "Evidence").selectbox(key="post:ev_skill:demo-agents").value == "search.retrieval.multi_hop"
     at = open_at("demo-agents", node="agent:search-2")
     assert at.multiselect(key="post:agents:demo-agents").value[0] == "search-2"
 
 
 def test_density_overlays_the_chosen_agents(app_db, open_at):
-    at = open_at("demo-qa", **{"post:agents:demo-qa": ["mistral-7b-instruct", "llama3.1-70b-instruct"]})
-    dens = _figures(at)[1]
+    at = open_at("demo-qa", **{"post:agents:demo-qa": ["mistral-7b-instruct", "llama3.1-70b-instruct"],
+                                "post:tab": "Densities"})
+    dens = _figures(at)[0]
     assert len(dens["data"]) == 2 and all(t["fill"] == "tozeroy" for t in dens["data"])
     summary = _table(at, "agent", "mean", "alpha", "beta")
     assert set(summary["agent"]) == {"mistral-7b-instruct", "llama3.1-70b-instruct"}
 
 
 def test_evidence_is_paged(app_db, open_at):
-    state = {"post:ev_agent:demo-qa": "mistral-7b-instruct", "post:ev_skill:demo-qa": "answer.math"}
+    state = {"post:ev_agent:demo-qa": "mistral-7b-instruct", "post:ev_skill:demo-qa": "answer.math",
+             "post:tab": "Evidence"}
     first = open_at(**state)
     page1 = _table(first, "query", "text", "score")
     caption = next(c.value for c in first.caption if c.value.startswith("Page 1 of"))
@@ -90,3 +99,45 @@ def test_evidence_is_paged(app_db, open_at):
     second = _table(open_at(**state, **{"post:ev_page:demo-qa": 2}), "query", "text", "score")
     assert set(page1["query"]).isdisjoint(second["query"])
     assert any(m.value.startswith("**mistral") and "Beta(" in m.value for m in first.markdown)
+
+
+def test_agent_prior_and_skill_choices_survive_a_page_switch(app_db, open_at):
+    at = open_at("demo-qa")
+    agents = at.multiselect(key="post:agents:demo-qa").options[-2:]
+    at.multiselect(key="post:agents:demo-qa").set_value(agents).run()
+    at.radio(key="post:prior").set_value("flat").run()
+    at.switch_page("pages/overview.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.multiselect(key="post:agents:demo-qa").value == agents
+    assert at.radio(key="post:prior").value == "flat"
+
+
+def test_the_cell_count_is_the_cells_shown(app_db, open_at):
+    at = open_at("demo-agents")
+    agents = at.multiselect(key="post:agents:demo-agents").value
+    skills = at.multiselect(key="post:skills:demo-agents").value
+    z = json.loads(_tab(at, "Heatmap").get("plotly_chart")[0].proto.spec)["data"][0]["z"]
+    shown = sum(v is not None for row in z for v in row)
+    note = [m.value for m in list(at.info) + list(at.warning) if "cells shown" in m.value][0]
+    assert f"of {shown} agent-skill cells" in note or f"All {shown} agent-skill cells" in note, (note, agents, skills)
+
+
+def test_a_decision_link_opens_the_agent_skill_cell(app_db, open_at, open_page):
+    at = open_page(PAGE, {"handbook": "demo-agents", "node": "skill:search.retrieval.multi_hop", "agent": "search-3"})
+    assert not at.exception
+    assert "search-3" in at.multiselect(key="post:agents:demo-agents").value
+    assert at.selectbox(key="post:ev_agent:demo-agents").value == "search-3"
+    assert at.selectbox(key="post:ev_skill:demo-agents").value == "search.retrieval.multi_hop"
+
+
+def test_a_heatmap_click_opens_the_cell_evidence(app_db, open_at):
+    at = _tab(open_at("demo-qa"), "Heatmap")
+    at.session_state["post:heatmap"] = {"selection": {"points": [
+        {"x": 3, "y": "mistral-7b-instruct", "z": 0.5, "customdata": [12.0, "Math", "answer.math"]}],
+        "point_indices": [0], "box": [], "lasso": []}}
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="post:ev_agent:demo-qa").value == "mistral-7b-instruct"
+    assert at.selectbox(key="post:ev_skill:demo-qa").value == "answer.math"
+    assert any(m.value.startswith("**mistral") and "Beta(" in m.value for m in at.markdown)

@@ -21,23 +21,15 @@ All tests in tests/e2e are marked `e2e` and skip, with the reason, when /usr/bin
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+from support.streamlit_server import APP_ORIGINS, CHROMIUM, CHROMIUM_ARGS, ROOT, AppLauncher
+
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic", "--disable-default-apps",
-                 "--disable-features=Translate,OptimizationHints,MediaRouter"]
 # The handbook with markup in a skill name, for the escaping checks (sorts after the demo handbooks).
 ESCAPE_HANDBOOK = "escape-probe"
 XSS_LABEL = "<img src=x onerror=alert(1)>"
@@ -55,12 +47,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.e2e)
             if not os.path.exists(CHROMIUM):
                 item.add_marker(skip)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _copy_db(src: Path, dst: Path) -> None:
@@ -98,55 +84,6 @@ def e2e_db_url(demo_db_file, tmp_path_factory) -> str:
     return url
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as resp:
-                if resp.read().strip() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.25)
-    raise RuntimeError(f"streamlit was not healthy after {timeout:.0f}s:\n{log.read_text()[-3000:]}")
-
-
-class AppLauncher:
-    """Starts `streamlit run app.py` subprocesses on free loopback ports; stops them all at the end."""
-
-    def __init__(self, log_dir: Path):
-        self.log_dir = log_dir
-        self.procs: list[subprocess.Popen] = []
-
-    def __call__(self, db_url: str) -> str:
-        port = _free_port()
-        log = self.log_dir / f"streamlit-{port}.log"
-        env = {**os.environ, "SKILLORCHESTRA_DB_URL": db_url, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-               "LITELLM_OFFLINE_MODE": "true", "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-               "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none"]
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-        self.procs.append(proc)
-        url = f"http://127.0.0.1:{port}"
-        _wait_healthy(url, proc, log)
-        APP_ORIGINS.add(url)
-        return url
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            proc.terminate()
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-
-
-APP_ORIGINS: set[str] = set()
 
 
 @pytest.fixture(scope="session")
@@ -259,3 +196,44 @@ def screenshot_fixture():
 @pytest.fixture(name="wait_for_app")
 def wait_for_app_fixture():
     return wait_for_app
+
+
+def _record(pg) -> None:
+    pg.external = []
+
+    def on_request(req):
+        origin = "/".join(req.url.split("/", 3)[:3])
+        if not (origin in APP_ORIGINS or req.url.startswith(_LOCAL_SCHEMES)):
+            pg.external.append(req.url)
+
+    pg.on("request", on_request)
+
+
+@pytest.fixture
+def open_context(browser):
+    """`open_context(viewport=..., color_scheme="dark") -> (context, page)`: a page recording requests outside the
+    app origins in `page.external`; every context is closed at the end of the test."""
+    made = []
+
+    def _open(viewport=None, color_scheme="light"):
+        context = browser.new_context(viewport=viewport or {"width": 1400, "height": 1000}, color_scheme=color_scheme)
+        pg = context.new_page()
+        pg.set_default_timeout(30_000)
+        _record(pg)
+        made.append(context)
+        return context, pg
+
+    yield _open
+    for context in made:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def copy_db():
+    """`copy_db(url, target_path) -> url`: a copy of a SQLite database (online backup)."""
+
+    def _copy(url: str, target: Path) -> str:
+        _copy_db(Path(url.removeprefix("sqlite:///")), target)
+        return f"sqlite:///{target}"
+
+    return _copy

@@ -44,7 +44,7 @@ def test_graph_page_draws(page, app_server, wait_for_app, screenshot):
     assert page.locator(f"{PLOTLY} .scatterlayer .trace").count() >= 6
     assert _node_trace(page, "skills").locator("path.point").count() >= 7
     assert _node_trace(page, "agents").locator("path.point").count() == 6
-    assert page.locator(f"{PLOTLY} .textpoint").count() > 10  # node labels are drawn
+    assert page.locator(f"{PLOTLY} .annotation-text").count() > 10  # node labels are drawn
     screenshot(page, "graph")
 
 
@@ -58,7 +58,8 @@ def test_clicking_a_plotly_node_opens_its_panel(page, app_server, wait_for_app, 
     wait_for_app(page)
     assert "node=skill" in unquote(page.url)
     page.get_by_text("Agents ranked by posterior mean").wait_for()
-    assert page.locator('[data-testid="stDataFrame"]').count() >= 1
+    ranking = page.locator('[data-testid="stMarkdownContainer"] ol').first  # agents ranked, as wrapping text
+    assert ranking.locator("li").count() == 6
     screenshot(page, "graph-node-panel")
 
 
@@ -93,7 +94,14 @@ def test_posteriors_page_draws_its_plots(page, app_server, wait_for_app, screens
     screenshot(page, "posteriors-densities")
     page.get_by_role("tab", name="Heatmap").click()
     page.locator(f"{PLOTLY} .heatmaplayer image, {PLOTLY} .hm image").first.wait_for(state="attached")
+    wait_for_app(page)
     screenshot(page, "posteriors-heatmap")
+    # a click on a cell opens that cell's evidence
+    grid = page.locator(f"{PLOTLY} .nsewdrag").first.bounding_box()
+    page.mouse.click(grid["x"] + grid["width"] * 0.05, grid["y"] + grid["height"] * 0.1)
+    page.get_by_text(re.compile(r"Page 1 of \d+")).wait_for()
+    wait_for_app(page)
+    assert page.get_by_role("tab", name="Evidence", selected=True).count() == 1
     page.get_by_role("tab", name="Evidence").click()
     page.get_by_text(re.compile(r"Page 1 of \d+")).wait_for()
     screenshot(page, "posteriors-evidence")
@@ -102,7 +110,7 @@ def test_posteriors_page_draws_its_plots(page, app_server, wait_for_app, screens
 def test_markup_in_a_skill_name_renders_as_text(page, app_server, wait_for_app, screenshot, escape_probe):
     hb, label_text = escape_probe.handbook, escape_probe.label
     _open(page, app_server, wait_for_app, f"/graph?handbook={hb}")
-    label = page.locator(f"{PLOTLY} .textpoint text", has_text=label_text)
+    label = page.locator(f"{PLOTLY} .annotation-text", has_text=label_text)
     label.first.wait_for()
     # Open its panel through the URL and through the Explore view: still text, no image element, no alert.
     skill = f"skill:{escape_probe.skill}"

@@ -107,3 +107,23 @@ def test_filtered_views_render(g):
 def test_md_escape_neutralises_markdown_and_directives():
     assert md_escape("**x** <b> :red[y]") == "\\*\\*x\\*\\* \\<b\\> \\:red\\[y\\]"
     assert md_escape(None) == ""
+
+
+def test_renderers_follow_the_theme(g):
+    light, dark = plotly_figure(g, theme="light"), plotly_figure(g, theme="dark")
+    assert {a.bgcolor for a in light.layout.annotations} == {"rgba(255,255,255,0.85)"}
+    assert {a.bgcolor for a in dark.layout.annotations} == {"rgba(14,17,23,0.85)"}
+    assert {a.font.color for a in dark.layout.annotations} == {"#fafafa"}
+    assert light.layout.plot_bgcolor is None  # the Streamlit theme paints the background
+    assert "#0e1117" in pyvis_html(g, theme="dark") and "#0e1117" not in pyvis_html(g, theme="light")
+    assert 'bgcolor="transparent"' in dot_source(g, theme="dark")
+
+
+def test_edge_colours_come_from_one_continuous_scale():
+    from skillorchestra_core.graph.text import EDGE_BIN_COUNT, MEAN_BINS, mean_bin, mean_color
+
+    assert len(MEAN_BINS) == EDGE_BIN_COUNT
+    assert mean_bin(0.0)[2] == mean_color(0.05) and mean_bin(1.0)[2] == mean_color(0.95)
+    widths = [b[3] for b in MEAN_BINS]
+    assert widths == sorted(widths)  # stronger edges are thicker
+    assert len({b[2] for b in MEAN_BINS}) == EDGE_BIN_COUNT

@@ -1,0 +1,115 @@
+"""Full draw time of every page in chromium, beside a trivial Streamlit page served the same way (warm servers).
+
+Budget: each page fully drawn within 1.5 s of the trivial page. "Fully drawn" = the script run is over, no skeleton
+is left, every Plotly chart has drawn its SVG and every dataframe its canvas. Printed, never asserted:
+`make bench` (pytest -m bench -s).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import statistics
+import time
+from urllib.parse import quote
+
+import pytest
+
+from support.streamlit_server import CHROMIUM, CHROMIUM_ARGS, AppLauncher
+
+pytestmark = [pytest.mark.bench,
+              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Debian chromium at {CHROMIUM}")]
+
+BUDGET_S = 1.5
+REPEATS = 5
+QUESTION = "Which emperor ruled Rome after the fall of Carthage?"
+TRIVIAL = 'import streamlit as st\n\nst.title("Trivial")\nst.write("A trivial page, for the baseline.")\n'
+DRAWN = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+  if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+  for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) if (!c.querySelector('.main-svg'))
+    return false;
+  for (const d of document.querySelectorAll('[data-testid="stDataFrame"]')) if (!d.querySelector('canvas'))
+    return false;
+  return !!document.querySelector('[data-testid="stMain"] h1, [data-testid="stMain"] h2');
+}"""
+PAGES = {
+    "Overview": "/?handbook=demo-qa",
+    "Graph": "/graph?handbook=demo-qa",
+    "Graph (demo-agents)": "/graph?handbook=demo-agents",
+    "Posteriors": "/posteriors?handbook=demo-qa",
+    "Playground": "/playground?handbook=demo-qa",
+    "Playground result link": f"/playground?handbook=demo-qa&q={quote(QUESTION)}",
+    "Decisions": "/decisions?handbook=demo-qa",
+}
+
+
+@pytest.fixture(scope="module")
+def servers(demo_db_file, tmp_path_factory):
+    """(studio URL, trivial page URL): two real `streamlit run` servers started the same way."""
+    from skillorchestra_core.db import dispose_engines, session
+    from skillorchestra_core.routing.engine import RouteOptions
+    from skillorchestra_core.routing.service import route_query
+
+    work = tmp_path_factory.mktemp("bench-draw")
+    db = work / "bench.db"
+    src, dst = sqlite3.connect(demo_db_file), sqlite3.connect(db)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    with session(f"sqlite:///{db}") as s:  # a decisions log to page through
+        for i in range(30):
+            route_query(s, "demo-qa", None, f"{QUESTION} ({i})", RouteOptions(), actor="bench")
+        s.commit()
+    dispose_engines()
+    (work / "trivial.py").write_text(TRIVIAL)
+    studio, trivial = AppLauncher(work), AppLauncher(work, script=str(work / "trivial.py"), cwd=work)
+    try:
+        yield studio(f"sqlite:///{db}"), trivial(f"sqlite:///{db}")
+    finally:
+        studio.stop()
+        trivial.stop()
+
+
+def _visit(page, url: str) -> float:
+    t0 = time.perf_counter()
+    page.goto(url)
+    page.wait_for_function(DRAWN, timeout=60_000, polling=25)
+    return time.perf_counter() - t0
+
+
+def _draw_time(browser, url: str) -> float:
+    """A first visit in a fresh browser profile (nothing cached in the browser)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    elapsed = _visit(context.new_page(), url)
+    context.close()
+    return elapsed
+
+
+def test_bench_page_draw_times(servers):
+    from playwright.sync_api import sync_playwright
+
+    studio, trivial = servers
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            urls = {"(trivial page)": trivial + "/", **{k: studio + v for k, v in PAGES.items()}}
+            for url in urls.values():  # warm the servers: first runs and caches
+                _draw_time(browser, url)
+            cold = {name: _draw_time(browser, url) for name, url in urls.items()}
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            page = context.new_page()
+            warm = {name: statistics.median(_visit(page, url) for _ in range(REPEATS)) for name, url in urls.items()}
+            context.close()
+        finally:
+            browser.close()
+    print(f"\n[bench] page draw in chromium at 1280 px, warm servers; budget: the trivial page + {BUDGET_S:.1f} s")
+    print(f"[bench]   {'page':<24} {'fresh browser':>14} {'':>14}   {'browser cache warm (median of %d)' % REPEATS}")
+    for name in urls:
+        row = [f"[bench]   {name:<24}"]
+        for table in (cold, warm):
+            secs, base = table[name], table["(trivial page)"]
+            verdict = "" if name == "(trivial page)" else ("ok" if secs - base <= BUDGET_S else "OVER")
+            row.append(f"{secs:6.2f} s x{secs / base:4.1f} {verdict:<4}")
+        print("   ".join(row))
