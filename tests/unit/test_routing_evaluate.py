@@ -3,6 +3,7 @@ when two queries share a text, and the CLI's JSON contract."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -42,7 +43,7 @@ def rows() -> list[OutcomeRow]:
     for qid, text, task, rec in TEST:
         for agent, (score, cost) in rec.items():
             out.append(OutcomeRow(0, qid, text, agent, score, task=task, split="test", cost_usd=cost))
-    return [OutcomeRow(line=n + 1, **{k: v for k, v in vars(r).items() if k != "line"}) for n, r in enumerate(out)]
+    return [dataclasses.replace(r, line=n + 1) for n, r in enumerate(out)]
 
 
 @pytest.fixture
