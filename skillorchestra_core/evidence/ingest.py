@@ -159,7 +159,7 @@ _TRAJ_COLUMNS = ("handbook_id", "query_id", "agent", "mode", "score", "prompt_to
 
 def _insert_trajectories(s: Session, handbook_id: int, rows: list[OutcomeRow], query_ids: dict[str, int],
                          source: str, batch_id: int) -> None:
-    """executemany straight to the driver, in chunks: no ORM objects, no per-row parameter processing (the one
+    """executemany on the driver's cursor, in chunks: no ORM objects, no per-row parameter processing (the one
     value that needs it, the timestamp, is converted once), and one chunk of parameters at a time."""
     conn = s.connection()
     insert_ = Trajectory.__table__.insert().inline()  # inline: no RETURNING of the new ids
@@ -167,13 +167,19 @@ def _insert_trajectories(s: Session, handbook_id: int, rows: list[OutcomeRow], q
     to_db = Trajectory.__table__.c.created_at.type.bind_processor(conn.dialect)
     now = to_db(utcnow()) if to_db else utcnow()
     order = [_TRAJ_COLUMNS.index(name) for name in compiled.positiontup] if compiled.positional else None
-    for lo in range(0, len(rows), INSERT_CHUNK):
-        chunk = [(handbook_id, query_ids[r.query_id], r.agent, r.mode, r.score, r.prompt_tokens,
-                  r.completion_tokens, r.cost_usd, r.latency_s, r.response, source, r.path, now, batch_id)
-                 for r in rows[lo:lo + INSERT_CHUNK]]
-        params = ([tuple(t[i] for i in order) for t in chunk] if order is not None
-                  else [dict(zip(_TRAJ_COLUMNS, t)) for t in chunk])
-        conn.exec_driver_sql(compiled.string, params)
+    cursor = conn.connection.driver_connection.cursor()  # the same transaction, without per-row wrapping
+    try:
+        for lo in range(0, len(rows), INSERT_CHUNK):
+            chunk = [(handbook_id, query_ids[r.query_id], r.agent, r.mode, r.score, r.prompt_tokens,
+                      r.completion_tokens, r.cost_usd, r.latency_s, r.response, source, r.path, now, batch_id)
+                     for r in rows[lo:lo + INSERT_CHUNK]]
+            if order is None:
+                chunk = [dict(zip(_TRAJ_COLUMNS, t)) for t in chunk]
+            elif order != list(range(len(_TRAJ_COLUMNS))):
+                chunk = [tuple(t[i] for i in order) for t in chunk]
+            cursor.executemany(compiled.string, chunk)
+    finally:
+        cursor.close()
 
 
 def _upsert_queries(s: Session, handbook_id: int, rows: list[OutcomeRow]):

@@ -124,7 +124,7 @@ def _evidence(queries: pd.DataFrame, outcomes: pd.DataFrame, agents: pd.DataFram
     cost = trajectory_costs(o, agents) if len(o) else np.zeros(0)
     return EvidenceIndex.from_frame(
         queries["id"].to_numpy(), queries["ext_id"].tolist(), queries["text"].tolist(),
-        o["query_id"].to_numpy(), o["mode"].to_numpy(object), o["agent"].to_numpy(object),
+        o["query_id"].to_numpy(), o["mode"], o["agent"],
         o["score"].to_numpy(float), cost, o["trajectory_id"].to_numpy(), (o["source"] == "import").to_numpy())
 
 

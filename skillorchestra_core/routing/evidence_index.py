@@ -23,7 +23,8 @@ def _codes(values) -> tuple[list[str], np.ndarray]:
     """(sorted vocabulary, code of each value): a hash factorisation, far faster than sorting strings."""
     import pandas as pd  # build time only
 
-    codes, uniques = pd.factorize(pd.Series(values, dtype=object).astype(str), sort=True)
+    series = values if isinstance(values, pd.Series) else pd.Series(values, dtype=object)
+    codes, uniques = pd.factorize(series, sort=True)
     return [str(u) for u in uniques], codes.astype(np.int64)
 
 

@@ -56,13 +56,18 @@ def test_bench_routing_model_build(tmp_path, n, capsys):
     made = time.perf_counter() - t0
     stages, frames = _stages(url)
 
+    with session(url) as s:  # the model alone: evidence -> competence -> arrays and the evidence index
+        loaded = load_version(s, "synthetic")
+        t0 = time.perf_counter()
+        build.build_routing_model(s, loaded)
+        built = time.perf_counter() - t0
     build.clear_memory_cache()
     folder = cache.cache_dir(url)
     shutil.rmtree(folder, ignore_errors=True)
-    with session(url) as s:
+    with session(url) as s:  # what the first route of a version pays: the model, its retrievers, the cache file
         t0 = time.perf_counter()
         model = build.routing_model(s, "synthetic")
-        built = time.perf_counter() - t0
+        first = time.perf_counter() - t0
     build.clear_memory_cache()
     dispose_engines()
     with session(url) as s:
@@ -82,11 +87,12 @@ def test_bench_routing_model_build(tmp_path, n, capsys):
     with capsys.disabled():
         print(f"\nrouting model from {stored:,} trajectories ({stored // 10:,} queries, 10 agents, 100 skills; "
               f"generated in {made:.1f} s)")
-        print(f"  build (cache empty):     {built:6.2f} s   target < {TARGETS[n]:.0f} s: "
-              f"{'met' if built < TARGETS[n] else 'NOT met'}")
+        print(f"  build of the model:      {built:6.2f} s   target < {TARGETS[n]:.0f} s: "
+              f"{'met' if built < TARGETS[n] else 'NOT met'}   (its stages, timed apart:)")
         for name, secs in stages.items():
             print(f"    {name:<44} {secs:6.2f} s")
-        print(f"  cached model, new in-process cache: {cached:6.3f} s   {built / cached:7.1f}x faster than the build")
+        print(f"  first use of the version (model + skill retrievers + cache file): {first:6.2f} s")
+        print(f"  cached model, new in-process cache: {cached:6.3f} s   {first / cached:7.1f}x faster than first use")
         if legacy is not None:
             print(f"  former per-row evidence index alone: {legacy:6.2f} s   vs vectorised queries+neighbours+index "
                   f"{index_s:.2f} s: {legacy / index_s:6.1f}x")
