@@ -1,9 +1,11 @@
 """Skill activation: which skills a query needs in a mode, with weights and where they came from.
 
-Offline (the default): a TF-IDF retriever over each leaf skill's profile (key, name, description, indicators,
-examples) blended with a nearest-neighbour vote of the labelled train queries (their attributions). With an LLM
-configured: the orchestrator prompt asks for `required_skills` as JSON (validated, re-asked once), falling back to
-the retriever with the reason recorded.
+Offline (the default): where the mode has labelled train queries (attributions), a classifier trained on them whose
+calibrated probabilities are the weights, with profile similarity only for skills without labelled queries
+(routing.learned_activation; calibration and how many skills to keep are chosen on val and stored with the model).
+A mode with no labelled query falls back to a TF-IDF retriever over each leaf skill's profile (key, name,
+description, indicators, examples). With an LLM configured: the orchestrator prompt asks for `required_skills` as
+JSON (validated, re-asked once), falling back to the offline path with the reason recorded.
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from skillorchestra_core.llm import LlmClient, ask_structured
+from skillorchestra_core.routing.learned_activation import BatchActivation, LearnedActivator
 from skillorchestra_core.routing.model import RoutingModel
 from skillorchestra_core.routing.retriever import TfidfIndex
 from skillorchestra_core.routing.trace import ActiveSkill
 
-NEIGHBOURS = 10
-PROFILE_SHARE = 0.4  # of the blended score; the rest is the neighbour vote
-MIN_RELATIVE = 0.25  # a skill must score at least this share of the best one to be active
+MIN_RELATIVE = 0.25  # profile-only retrieval: a skill must score at least this share of the best one
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class SkillAnalysis(BaseModel):
 
 
 class SkillRetriever:
-    """Per mode: profile documents of the leaf skills and the labelled train queries of the mode."""
+    """Per mode: the leaf skills and their profile documents (the fallback without labelled queries)."""
 
     def __init__(self, model: RoutingModel, mode: str):
         table = model.table(mode)
@@ -54,41 +55,62 @@ class SkillRetriever:
                       " ".join(d.examples)])
             for d in (model.skills[k] for k in self.leaves)
         ])
-        labelled = [(t, w) for t, m, w in model.skill_queries if m == mode]
-        self.neighbour_skills = [w for _, w in labelled]
-        self.neighbours = TfidfIndex([t for t, _ in labelled])
         self.position = {k: i for i, k in enumerate(self.leaves)}
 
-    def scores(self, query: str) -> np.ndarray:
-        profile = self.profiles.similarities(query)
-        if not self.neighbour_skills:
-            return profile
-        sims = self.neighbours.similarities(query)
-        top = np.argsort(-sims, kind="stable")[:NEIGHBOURS]
-        top = top[sims[top] > 0]
-        vote = np.zeros(len(self.leaves))
-        for i in top:
-            for skill, w in self.neighbour_skills[i].items():
-                if skill in self.position:
-                    vote[self.position[skill]] += sims[i] * w
-        if len(top):
-            vote /= len(top)
-        return PROFILE_SHARE * profile + (1.0 - PROFILE_SHARE) * vote
+    def profile_matrix(self, texts: list[str]) -> np.ndarray:
+        """(Q, leaves) profile similarities."""
+        return self.profiles.similarity_matrix(texts)
 
-    def activate(self, query: str, top_k: int = 3) -> Activation:
-        scores = self.scores(query)
-        if not len(scores) or scores.max() <= 0:
-            return Activation([], "offline:tfidf", "no skill of this mode shares a word with the query")
-        order = np.argsort(-scores, kind="stable")[:top_k]
-        keep = [i for i in order if scores[i] > 0 and scores[i] >= MIN_RELATIVE * scores[order[0]]]
-        total = float(sum(scores[i] for i in keep))
-        return Activation([ActiveSkill(skill=self.leaves[i], name=self.names[self.leaves[i]],
-                                       weight=float(scores[i]) / total, similarity=round(float(scores[i]), 6))
-                           for i in keep], "offline:tfidf")
+    def batch(self, texts: list[str], top_k: int = 3) -> BatchActivation:
+        """Profile similarity: the top_k leaves scoring at least MIN_RELATIVE of the best, weights by score."""
+        sims = self.profile_matrix(texts)
+        known = sims.max(axis=1, initial=0.0) > 0
+        ranks = np.argsort(np.argsort(-sims, axis=1, kind="stable"), axis=1, kind="stable")
+        keep = (ranks < top_k) & (sims > 0) & (sims >= MIN_RELATIVE * sims.max(axis=1, keepdims=True, initial=0.0))
+        w = np.where(keep, sims, 0.0)
+        total = w.sum(axis=1, keepdims=True)
+        w = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+        return BatchActivation(self.leaves, w, sims, np.zeros(len(self.leaves), bool), known, "offline:tfidf")
 
 
 def retriever(model: RoutingModel, mode: str) -> SkillRetriever:
     return model.cached(("retriever", mode), lambda: SkillRetriever(model, mode))
+
+
+def activator(model: RoutingModel, mode: str) -> LearnedActivator | None:
+    """The mode's learned activator, trained once per model; None when the mode has no labelled train query."""
+    def build():
+        act = LearnedActivator(model, mode, retriever(model, mode))
+        return act if act.classifier is not None else None
+    return model.cached(("activator", mode), build)
+
+
+def settle_activation(model: RoutingModel) -> dict:
+    """Train every mode's activator (choosing its settings on val when not stored yet) and return
+    `model.settings["activation"]`: {mode: ActivationSettings as a dict} for the modes with labelled queries."""
+    for mode in model.modes:
+        activator(model, mode)
+    return model.settings.get("activation", {})
+
+
+def activate_batch(model: RoutingModel, mode: str, texts: list[str], top_k: int = 3) -> BatchActivation:
+    """Offline activation of many queries at once (the classifier, else profile similarity)."""
+    act = activator(model, mode)
+    return act.batch(texts, top_k) if act is not None else retriever(model, mode).batch(texts, top_k)
+
+
+def activate_offline(model: RoutingModel, mode: str, query: str, top_k: int = 3) -> Activation:
+    b = activate_batch(model, mode, [query], top_k)
+    if not b.known[0] or b.weights[0].max(initial=0.0) <= 0:
+        return Activation([], b.source, "no skill of this mode shares a word with the query")
+    names = retriever(model, mode).names
+    w, p = b.weights[0], b.probability[0]
+    order = [i for i in np.argsort(-w, kind="stable") if w[i] > 0]
+    return Activation([ActiveSkill(
+        skill=b.skills[i], name=names.get(b.skills[i], b.skills[i]), weight=float(w[i]),
+        similarity=None if b.labelled[i] else round(float(p[i]), 6),
+        probability=round(float(p[i]), 6) if b.labelled[i] else None,
+        source="classifier" if b.labelled[i] else "profile") for i in order], b.source)
 
 
 def _catalog(model: RoutingModel, mode: str) -> str:
@@ -152,16 +174,16 @@ def activate(model: RoutingModel, mode: str, query: str, *, llm: LlmClient | Non
     if method not in ("auto", "offline", "llm"):
         raise ValueError(f"unknown activation method {method!r}; use auto, offline or llm")
     if method == "offline":
-        return retriever(model, mode).activate(query, top_k)
+        return activate_offline(model, mode, query, top_k)
     configured = llm is not None and getattr(llm, "configured", True)
     if not configured:
-        found = retriever(model, mode).activate(query, top_k)
+        found = activate_offline(model, mode, query, top_k)
         if method == "llm":
-            return Activation(found.skills, found.source, "no LLM configured: used the offline retriever")
+            return Activation(found.skills, found.source, f"no LLM configured: used the offline activation ({found.source})")
         return found
     act, error = activate_llm(llm, model, mode, query, history)
     if act is not None and act.skills:
         return act
-    found = retriever(model, mode).activate(query, top_k)
+    found = activate_offline(model, mode, query, top_k)
     why = error or "the LLM named no skill"
-    return Activation(found.skills, found.source, f"LLM activation failed ({why}); fell back to the retriever")
+    return Activation(found.skills, found.source, f"LLM activation failed ({why}); fell back to the offline activation ({found.source})")

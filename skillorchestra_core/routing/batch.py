@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from skillorchestra_core.routing.activation import retriever
+from skillorchestra_core.routing.activation import activate_batch
 from skillorchestra_core.routing.inputs import check_lambda, check_query
+from skillorchestra_core.routing.learned_activation import BatchActivation
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.utility import TIE_EPS
 
@@ -66,6 +67,16 @@ def pad_activations(table: ModeTable, activations: list[list[tuple[str, float]]]
     return idx, w
 
 
+def padded(table: ModeTable, act: BatchActivation) -> tuple[np.ndarray, np.ndarray]:
+    """Padded (idx, weights) table columns from a batch activation: each row's active skills, heaviest first."""
+    w = act.weights
+    if not act.skills:
+        return np.zeros((w.shape[0], 1), dtype=np.int64), np.zeros((w.shape[0], 1))
+    width = max(int((w > 0).sum(axis=1).max(initial=0)), 1)
+    order = np.argsort(-w, axis=1, kind="stable")[:, :width]
+    return table.indices(act.skills)[order], np.take_along_axis(w, order, axis=1)
+
+
 @dataclass(frozen=True)
 class BatchResult:
     mode: str
@@ -78,14 +89,12 @@ class BatchResult:
 
 def route_batch(model: RoutingModel, queries: list[str], *, lam: float, mode: str | None = None,
                 cost_unit: str = "normalised", top_k: int = 3) -> BatchResult:
-    """Offline activation per query, then one vectorised decision per query in `mode` (default: the terminal mode
+    """Offline activation of all queries at once, then one vectorised decision per query in `mode` (default: the terminal mode
     for multi-mode handbooks, the only mode otherwise)."""
     lam = check_lambda(lam)
     queries = [check_query(q, i) for i, q in enumerate(queries)]
     mode = mode or (model.mode_names[0] if len(model.modes) == 1 else model.terminal_mode())
     table = model.table(mode)
-    r = retriever(model, mode)
-    acts = [[(a.skill, a.weight) for a in r.activate(q, top_k).skills] for q in queries]
-    idx, w = pad_activations(table, acts)
+    idx, w = padded(table, activate_batch(model, mode, list(queries), top_k))
     chosen, best = batch_choose(table, idx, w, lam, cost_unit)
     return BatchResult(mode, [table.agents[i] for i in chosen], best)

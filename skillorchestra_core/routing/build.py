@@ -65,7 +65,8 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
     has_queries = queries is not None and not queries.empty
     return RoutingModel(
         handbook=handbook, version=version, content_hash=content_hash, modes=modes, skills=skills,
-        skill_queries=_skill_queries(queries, frames) if has_queries else [],
+        skill_queries=_skill_queries(queries, frames.attributions, frames.learn_splits) if has_queries else [],
+        val_queries=_skill_queries(queries, frames.attributions, ("val",)) if has_queries else [],
         paths=_paths(queries, frames.outcomes) if has_queries else None,
         evidence=_evidence(queries, frames) if has_queries else None,
         settings={"prior": prior.kind, "prior_strength": prior.strength, "level": level,
@@ -74,13 +75,13 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
     )
 
 
-def _skill_queries(queries: pd.DataFrame, frames: profile.VersionFrames) -> list[tuple[str, str, dict[str, float]]]:
-    """Queries of the learn splits with their attributed skills: the activation's labelled examples (val/test
-    queries are left out so validating a router never sees its own answer)."""
-    attributions = frames.attributions
-    if attributions.empty:
+def _skill_queries(queries: pd.DataFrame, attributions: pd.DataFrame,
+                   splits: tuple[str, ...]) -> list[tuple[str, str, dict[str, float]]]:
+    """Queries of some splits with their attributed skills: the learn splits teach the activation classifier, val
+    ones calibrate it (test queries are left out so evaluating a router never sees its own answer)."""
+    if attributions.empty or queries.empty:
         return []
-    train = queries[queries["split"].isin(frames.learn_splits)].set_index("id")["text"]
+    train = queries[queries["split"].isin(splits)].set_index("id")["text"]
     a = attributions[attributions["query_id"].isin(train.index)]
     out = []
     for (qid, mode), g in a.groupby(["query_id", "mode"], sort=True):

@@ -27,7 +27,7 @@ from skillorchestra_core.routing.trace import (
     StepTrace,
     trusted,
 )
-from skillorchestra_core.routing.utility import argmax_tiebreak
+from skillorchestra_core.routing.utility import argmax_tiebreak, cost_unit_name
 
 EXECUTIONS = ("dry-run", "replay", "live")
 
@@ -47,8 +47,7 @@ class RouteOptions:
     def __post_init__(self) -> None:
         if self.execute not in EXECUTIONS:
             raise ValueError(f"unknown execution {self.execute!r}; use {', '.join(EXECUTIONS)}")
-        if self.cost_unit not in ("normalised", "usd"):
-            raise ValueError(f"unknown cost unit {self.cost_unit!r}; use normalised or usd")
+        self.cost_unit = cost_unit_name(self.cost_unit)
         self.lam = check_lambda(self.lam)
 
     def make_router(self):
@@ -118,14 +117,16 @@ def decide_step(index: int, table: ModeTable, activation: Activation, options: R
     return trusted(StepTrace, dict(
         index=index, mode=table.mode, mode_reason=mode_reason, mode_source=mode_source,
         activation_source=activation.source, activation_note=activation.note, active_skills=list(activation.skills),
-        cost_ref=float(d.c_ref), candidates=_candidates(d, decision.scores, ranks), chosen=table.agents[chosen],
+        cost_ref=float(d.c_ref), cost_ref_agent=table.cost_ref_agent(options.cost_unit),
+        candidates=_candidates(d, decision.scores, ranks), chosen=table.agents[chosen],
         runner_up=None if runner is None else table.agents[runner], margin=margin, cause=decision.cause,
         lambda_interval=interval, lambda_note=decision.interval_note, execution=None))
 
 
 class RouteRun:
     def __init__(self, model: RoutingModel, query: str, options: RouteOptions | None = None, *,
-                 llm: LlmClient | None = None, executor: Executor | None = None):
+                 llm: LlmClient | None = None, executor: Executor | None = None, query_ref: str | None = None):
+        """`query_ref`: the evidence query's id, for an exact replay when several queries share a text."""
         query = check_query(query)
         if not model.modes:
             raise ValueError(f"{model.label} has no agents to route to")
@@ -135,6 +136,10 @@ class RouteRun:
         self.router = self.options.make_router()
         self.policy = ModePolicy(model, llm=llm, max_steps=self.options.max_steps)
         self.query_id = model.evidence.lookup(self.query) if model.evidence is not None else None
+        if query_ref is not None:
+            if model.evidence is None or str(query_ref) not in model.evidence.by_ref:
+                raise ValueError(f"{model.label} has no evidence query with id {query_ref!r}")
+            self.query_id = model.evidence.by_ref[str(query_ref)]
         self.done: list[StepTrace] = []
 
     def steps(self) -> Iterator[StepTrace]:
@@ -171,8 +176,8 @@ class RouteRun:
 
 
 def route(model: RoutingModel, query: str, options: RouteOptions | None = None, *, llm: LlmClient | None = None,
-          executor: Executor | None = None) -> RouteTrace:
-    run = RouteRun(model, query, options, llm=llm, executor=executor)
+          executor: Executor | None = None, query_ref: str | None = None) -> RouteTrace:
+    run = RouteRun(model, query, options, llm=llm, executor=executor, query_ref=query_ref)
     for _ in run.steps():
         pass
     return run.trace()

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from skillorchestra_core.handbook.content import SkillSpec
-from skillorchestra_core.routing.utility import normalised_costs, tie_ranks
+from skillorchestra_core.routing.utility import cost_reference, normalised_costs, tie_ranks
 
 
 @dataclass
@@ -54,10 +54,15 @@ class ModeTable:
         return self._mt
 
     def costs_in(self, cost_unit: str) -> tuple[np.ndarray, float]:
-        """(k, C_ref) for a cost unit, cached."""
+        """(k, C_ref) for a cost unit, cached (utility.cost_reference says which agent C_ref comes from)."""
         if cost_unit not in self._k:
-            self._k[cost_unit] = normalised_costs(self.cost, cost_unit)
+            self._k[cost_unit] = normalised_costs(self.cost, cost_unit, self.general, self.agents)
         return self._k[cost_unit]
+
+    def cost_ref_agent(self, cost_unit: str) -> str | None:
+        """The agent whose mean cost is C_ref (None for usd)."""
+        i = cost_reference(self.cost, cost_unit, self.general, self.agents)[1]
+        return None if i is None else self.agents[i]
 
     def indices(self, skills: list[str]) -> np.ndarray:
         return np.fromiter((self.skill_index[s] for s in skills), dtype=np.int64, count=len(skills))
@@ -101,6 +106,9 @@ class RoutingModel:
     synthetic: bool = False
     # Train-split queries with their attributions: (text, mode, {skill: weight}) for the retriever's neighbours.
     skill_queries: list[tuple[str, str, dict[str, float]]] = field(default_factory=list)
+    # Val-split queries with their attributions (never their outcomes): the activation's calibration and how many
+    # skills it keeps are chosen on them, then recorded in settings["activation"]. Not exported.
+    val_queries: list[tuple[str, str, dict[str, float]]] = field(default_factory=list)
     paths: PathEvidence | None = None
     evidence: EvidenceIndex | None = None
     settings: dict = field(default_factory=dict)

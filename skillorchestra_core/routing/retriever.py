@@ -56,6 +56,26 @@ class TfidfIndex:
         vals /= np.linalg.norm(vals)
         return sparse.csr_matrix((vals, ([0] * len(cols), cols)), shape=(1, len(self.vocab)))
 
+    def vectors(self, texts: list[str]) -> sparse.csr_matrix:
+        """(Q, V) normalised query vectors (a zero row when no word is known)."""
+        get = self.vocab.get
+        rows, cols, vals = [], [], []
+        for r, text in enumerate(texts):
+            c = Counter(j for j in map(get, tokenize(text)) if j is not None)
+            rows.extend([r] * len(c))
+            cols.extend(c)
+            vals.extend(c.values())
+        m = sparse.csr_matrix((np.asarray(vals, float), (rows, cols)), shape=(len(texts), len(self.vocab)))
+        m.data = (1.0 + np.log(m.data)) * self.idf[m.indices] if m.nnz else m.data
+        norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+        return (sparse.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ m).tocsr()
+
+    def similarity_matrix(self, texts: list[str]) -> np.ndarray:
+        """(Q, documents) cosine similarities, one sparse product."""
+        if self.size == 0 or not self.vocab:
+            return np.zeros((len(texts), self.size))
+        return np.asarray((self.vectors(texts) @ self.matrix.T).todense())
+
     def similarities(self, text: str) -> np.ndarray:
         """Cosine similarity of `text` to every document (zeros when no word is known)."""
         if self.size == 0 or not self.vocab:

@@ -30,6 +30,11 @@ def _list(a: np.ndarray):
 
 
 def to_snapshot(model: RoutingModel, include_queries: bool = True) -> dict[str, Any]:
+    """The model as JSON data. The activation settings chosen on val travel in `settings["activation"]` (the
+    val queries themselves are not exported); the classifier is retrained from `skill_queries` on load."""
+    from skillorchestra_core.routing.activation import settle_activation
+
+    settle_activation(model)
     modes = {}
     for name, t in model.modes.items():
         modes[name] = {"agents": t.agents, "models": t.models, "skills": t.skills, "cost_source": t.cost_source,

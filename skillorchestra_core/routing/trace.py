@@ -40,7 +40,9 @@ class ActiveSkill(BaseModel):
     skill: str
     name: str = ""
     weight: float
-    similarity: Optional[float] = None  # retriever cosine similarity (the explanation), None for an LLM's pick
+    similarity: Optional[float] = None  # profile cosine similarity (the explanation), None otherwise
+    probability: Optional[float] = None  # the activation classifier's calibrated probability, None otherwise
+    source: Optional[str] = None  # "classifier", "profile" (offline), None for an LLM's pick
 
 
 class SkillContribution(BaseModel):
@@ -65,7 +67,7 @@ class Candidate(BaseModel):
     contributions: list[SkillContribution] = Field(default_factory=list)
     cost: float  # C(A, mode): mean USD per call
     cost_source: str = ""
-    cost_norm: float  # k_A = C(A, mode) / C_ref(mode) (cost_unit "normalised") or C(A, mode) ("usd")
+    cost_norm: float  # k_A = C(A, mode) / C_ref(mode) (cost_unit "normalised" or "max") or C(A, mode) ("usd")
     penalty: float  # lambda * k_A
     utility: float  # c_A - lambda * k_A
     score: Optional[float] = None  # what this router ranked by (higher is better)
@@ -116,6 +118,7 @@ class StepTrace(BaseModel):
     activation_note: str = ""  # e.g. why the LLM activation fell back to the retriever
     active_skills: list[ActiveSkill] = Field(default_factory=list)
     cost_ref: float = 1.0  # C_ref(mode) used to normalise costs
+    cost_ref_agent: Optional[str] = None  # whose mean cost C_ref is (best-single or most expensive; None for usd)
     candidates: list[Candidate] = Field(default_factory=list)
     chosen: Optional[str] = None
     runner_up: Optional[str] = None
@@ -144,7 +147,7 @@ class RouteTrace(BaseModel):
     content_hash: str = ""
     router: str
     lam: float = Field(validation_alias=AliasChoices("lambda", "lam"), serialization_alias="lambda")
-    cost_unit: str = "normalised"
+    cost_unit: str = "normalised"  # normalised: C_ref = best-single's cost; max: the dearest agent's; usd: 1
     query: str
     query_ref: Optional[str] = None  # the evidence query's id when the query is in the evidence
     execution: str = "dry-run"

@@ -1,6 +1,8 @@
 """The routing math, pure numpy: utilities, the deterministic argmax, and exact lambda intervals.
 
-U_A(lambda) = c_A - lambda * k_A with c_A = sum_s w_s * mean(A, s) and k_A the normalised cost C(A)/C_ref. Ties
+U_A(lambda) = c_A - lambda * k_A with c_A = sum_s w_s * mean(A, s) and k_A the normalised cost C(A)/C_ref, where
+C_ref is by default the mean cost of the mode's best-single agent (so lambda = 0.1 means: give up 0.1 of competence
+to avoid paying what the default agent costs); "max" takes the most expensive agent, "usd" no normalisation. Ties
 (within TIE_EPS) go to the lower cost, then to the agent name: `tie_rank` is each agent's position in that order.
 Because every U_A is a line in lambda, the set of lambdas where the chosen agent stays the argmax is the intersection
 over rivals of half-lines, computed exactly.
@@ -23,14 +25,44 @@ def tie_ranks(costs: np.ndarray, names: list[str]) -> np.ndarray:
     return ranks
 
 
-def normalised_costs(costs: np.ndarray, cost_unit: str = "normalised") -> tuple[np.ndarray, float]:
-    """(k, C_ref): C_ref is the mean cost of the most expensive agent ("normalised") or 1 ("usd")."""
-    if cost_unit == "usd":
-        return np.asarray(costs, float), 1.0
-    if cost_unit != "normalised":
-        raise ValueError(f"unknown cost unit {cost_unit!r}; use 'normalised' or 'usd'")
-    c_ref = float(np.max(costs)) if len(costs) else 0.0
-    return (np.asarray(costs, float) / c_ref if c_ref > 0 else np.zeros(len(costs))), c_ref
+COST_UNITS = ("normalised", "max", "usd")
+_ALIASES = {"best-single": "normalised", "most-expensive": "max"}
+
+
+def cost_unit_name(cost_unit: str) -> str:
+    """The canonical cost unit (aliases: best-single = normalised, most-expensive = max); ValueError otherwise."""
+    unit = _ALIASES.get(cost_unit, cost_unit)
+    if unit not in COST_UNITS:
+        raise ValueError(f"unknown cost unit {cost_unit!r}; use normalised (C / best-single's cost), max (C / the "
+                         "most expensive agent's cost) or usd")
+    return unit
+
+
+def cost_reference(costs: np.ndarray, cost_unit: str = "normalised", general: np.ndarray | None = None,
+                   names: list[str] | None = None) -> tuple[float, int | None]:
+    """(C_ref, index of the agent it comes from or None). normalised: the best-single agent (highest pooled
+    competence `general`, ties to the lower cost, then the name); max: the most expensive agent; usd: 1.
+    A reference agent that costs nothing falls back to the most expensive one, so k stays finite."""
+    unit = cost_unit_name(cost_unit)
+    costs = np.asarray(costs, float)
+    if unit == "usd" or not len(costs):
+        return (1.0 if unit == "usd" else 0.0), None
+    if unit == "normalised" and general is not None:
+        names = names or [str(i) for i in range(len(costs))]
+        g = np.asarray(general, float)
+        best = min(np.flatnonzero(g >= g.max() - TIE_EPS), key=lambda i: (costs[i], names[i]))
+        if costs[best] > 0:
+            return float(costs[best]), int(best)
+    top = int(np.argmax(costs))
+    return float(costs[top]), top
+
+
+def normalised_costs(costs: np.ndarray, cost_unit: str = "normalised", general: np.ndarray | None = None,
+                     names: list[str] | None = None) -> tuple[np.ndarray, float]:
+    """(k, C_ref) with k = C(A) / C_ref (see cost_reference); without `general`, normalised uses the maximum."""
+    c_ref, _ = cost_reference(costs, cost_unit, general, names)
+    costs = np.asarray(costs, float)
+    return (costs / c_ref if c_ref > 0 else np.zeros(len(costs))), c_ref
 
 
 def competence(mean: np.ndarray, idx: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from skillorchestra_core.formats.llmrouter import import_llmrouter
 from skillorchestra_core.handbook.store import load_version
 from skillorchestra_core.learning import profile
 from skillorchestra_core.routing import HandbookRouter
-from skillorchestra_core.routing.activation import retriever
+from skillorchestra_core.routing.activation import activate_batch
 from skillorchestra_core.routing.batch import batch_choose, pad_activations
 from skillorchestra_core.routing.build import routing_model
 from skillorchestra_core.routing.snapshot import load_model_file
@@ -67,8 +67,8 @@ def test_demo_export_import_gives_every_cell_and_choice(demo_db_url, tmp_path, n
     # A handbook file carries no labelled queries, so activation may differ; given the same active skills (and
     # with none active, the no-skill fallback), every decision must be the same.
     mode = source.terminal_mode() if len(source.modes) > 1 else source.mode_names[0]
-    r = retriever(source, mode)
-    acts = [[(a.skill, a.weight) for a in r.activate(t, 3).skills] for t in texts] + [[]] * 5
+    b = activate_batch(source, mode, texts, 3)
+    acts = [[(k, float(x)) for k, x in zip(b.skills, row) if x > 0] for row in b.weights] + [[]] * 5
     for lam in (0.0, 0.1, 0.5):
         want = batch_choose(source.table(mode), *pad_activations(source.table(mode), acts), lam)[0]
         for m in (copy, from_file, HandbookRouter.from_export(path).model):

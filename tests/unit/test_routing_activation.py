@@ -27,10 +27,11 @@ def test_tfidf_index_ranks_the_matching_document_first():
 def test_offline_activation_finds_the_skill_with_weights_and_similarities(models):
     qa, _ = models
     act = activate(qa, "answer", HISTORY_Q)
-    assert act.source == "offline:tfidf" and not act.note
+    assert act.source == "offline:classifier" and not act.note
     assert act.skills[0].skill == "answer.history"
     assert sum(a.weight for a in act.skills) == pytest.approx(1.0)
-    assert all(a.similarity > 0 for a in act.skills)
+    assert all(0 < a.probability <= 1 and a.source == "classifier" and a.similarity is None for a in act.skills)
+    assert act.skills[0].probability > 0.5
     code = activate(qa, "answer", "Write a python function that sorts a list")
     assert code.skills[0].skill == "answer.coding"
 
@@ -69,8 +70,8 @@ def test_malformed_llm_output_is_reasked_once_then_falls_back_with_the_reason(mo
     qa, _ = models
     llm = FakeLlm(["not json at all", '{"required_skills": "history"}'])
     act = activate(qa, "answer", HISTORY_Q, llm=llm)
-    assert act.source == "offline:tfidf" and act.skills[0].skill == "answer.history"
-    assert "fell back to the retriever" in act.note and "invalid output after 2 attempts" in act.note
+    assert act.source == "offline:classifier" and act.skills[0].skill == "answer.history"
+    assert "fell back to the offline activation" in act.note and "invalid output after 2 attempts" in act.note
     assert len(llm.requests) == 2 and "did not validate" in llm.prompts[1]
     assert [r.outcome for r in llm.calls.records] == ["invalid", "invalid"]
 
@@ -88,11 +89,11 @@ def test_a_failed_call_falls_back_and_offline_method_never_asks(models):
     qa, _ = models
     llm = FakeLlm([LlmError("connection refused")])
     act = activate(qa, "answer", HISTORY_Q, llm=llm)
-    assert "call failed" in act.note and act.source == "offline:tfidf"
+    assert "call failed" in act.note and act.source == "offline:classifier"
     quiet = FakeLlm([])
-    assert activate(qa, "answer", HISTORY_Q, llm=quiet, method="offline").source == "offline:tfidf"
+    assert activate(qa, "answer", HISTORY_Q, llm=quiet, method="offline").source == "offline:classifier"
     assert quiet.requests == []
-    assert activate(qa, "answer", HISTORY_Q, llm=OfflineLlm()).source == "offline:tfidf"
+    assert activate(qa, "answer", HISTORY_Q, llm=OfflineLlm()).source == "offline:classifier"
     asked = activate(qa, "answer", HISTORY_Q, llm=OfflineLlm(), method="llm")
     assert "no LLM configured" in asked.note
 
@@ -101,4 +102,4 @@ def test_the_fallback_reason_reaches_the_trace(models):
     qa, _ = models
     trace = route(qa, HISTORY_Q, RouteOptions(), llm=FakeLlm(["{}", "{}"]))
     assert "fell back" in trace.steps[0].activation_note
-    assert trace.steps[0].activation_source == "offline:tfidf"
+    assert trace.steps[0].activation_source == "offline:classifier"

@@ -1,0 +1,181 @@
+"""A skill classifier in numpy/scipy: multinomial logistic regression on TF-IDF features of the query text.
+
+Features are every word and punctuation mark (stop words included: "which of the following" tells tasks apart),
+plus a few shape marks: the first word, the closing mark, whether the text starts upper-case, one mark per
+upper-case letter, and a length bucket. Formatting separates tasks where topic words do not (a
+lower-case search query, a capitalised trivia question, a multiple-choice stem). Terms seen in fewer than MIN_DF
+training queries are dropped. Targets are the attributions' weights (soft labels, each row sums to 1). Training is
+deterministic: zero start, full-batch L-BFGS with a fixed iteration cap. Probabilities are calibrated by a
+temperature chosen on validation queries (see learned_activation).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
+from scipy import sparse
+
+
+MIN_DF = 2
+C_REG = 30.0  # inverse L2 strength per training query (the loss is a mean, the penalty 1 / (C n)); chosen on val
+MAX_ITER = 80
+_TOKEN = re.compile(r"\w+|\S")  # words, and every other non-space character alone (punctuation), in one pass
+_UPPER = re.compile(r"[A-Z]")  # upper-case letters: proper nouns, acronyms (cheap to count)
+
+
+def features(text: str) -> list[str]:
+    """The terms of one text (see the module docstring); '#'-marks cannot collide with tokens."""
+    out = _TOKEN.findall(text.lower())
+    n = len(out)
+    if n:
+        first, last = out[0], out[-1]
+        out.append("#first:" + first)
+        out.append("#last:" + (last if not last[0].isalnum() else "word"))
+        out.append("#upper" if text.lstrip()[:1].isupper() else "#lower")
+    out.append(f"#len{min(int(math.log2(n + 1)), 12)}")
+    out.extend(["#Cap"] * len(_UPPER.findall(text)))
+    return out
+
+
+@dataclass(frozen=True)
+class Featuriser:
+    """Term -> column, with smoothed idf."""
+
+    vocab: dict[str, int]
+    idf: np.ndarray
+
+    @classmethod
+    def fit(cls, texts: list[str], min_df: int = MIN_DF) -> "Featuriser":
+        df: Counter = Counter()
+        for x in texts:
+            df.update(set(features(x)))
+        floor = min(min_df, max(1, len(texts) // 2))  # tiny sets keep every term
+        terms = sorted(t for t, n in df.items() if n >= floor)
+        idf = np.log((1.0 + len(texts)) / (1.0 + np.array([df[t] for t in terms], float))) + 1.0
+        return cls({t: i for i, t in enumerate(terms)}, idf)
+
+    def matrix(self, texts: list[str]) -> sparse.csr_matrix:
+        """(n, V) sublinear-tf x idf rows, L2-normalised; unknown terms are ignored."""
+        get = self.vocab.get
+        ids: list[int] = []
+        lengths = np.empty(len(texts), dtype=np.int64)
+        for r, x in enumerate(texts):
+            before = len(ids)
+            ids.extend(map(get, features(x), repeat(-1)))
+            lengths[r] = len(ids) - before
+        cols = np.asarray(ids, dtype=np.int64)
+        rows = np.repeat(np.arange(len(texts)), lengths)
+        known = cols >= 0
+        m = sparse.csr_matrix((np.ones(int(known.sum())), (rows[known], cols[known])),
+                              shape=(len(texts), len(self.vocab)))  # duplicates are summed: counts
+        m.data = (1.0 + np.log(m.data)) * self.idf[m.indices]
+        rows = np.repeat(np.arange(len(texts)), np.diff(m.indptr))
+        norms = np.sqrt(np.bincount(rows, m.data ** 2, minlength=len(texts)))
+        m.data /= np.where(norms > 0, norms, 1.0)[rows]
+        return m
+
+    def known_words(self, m: sparse.csr_matrix) -> np.ndarray:
+        """(n,) bool per row of `matrix(...)`: some word (not only a shape mark) of the text is known."""
+        if getattr(self, "_words", None) is None:
+            object.__setattr__(self, "_words", np.array([not t.startswith("#") or len(t) == 1 for t in self.vocab]))
+        rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+        return np.bincount(rows, self._words[m.indices], minlength=m.shape[0]) > 0
+
+
+@dataclass(frozen=True)
+class SkillClassifier:
+    skills: list[str]
+    featuriser: Featuriser
+    coef: np.ndarray  # (V, K)
+    intercept: np.ndarray  # (K,)
+
+    def logits(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.featuriser.matrix(texts) @ self.coef) + self.intercept
+
+    def proba(self, texts: list[str], temperature: float = 1.0) -> np.ndarray:
+        return softmax(self.logits(texts) / temperature)
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def train_classifier(texts: list[str], targets: np.ndarray, skills: list[str], *, c_reg: float = C_REG,
+                     max_iter: int = MAX_ITER) -> SkillClassifier:
+    """Fit on `texts` with soft `targets` (n, K) over `skills`."""
+    feat = Featuriser.fit(texts)
+    x = feat.matrix(texts)
+    xt = x.T.tocsr()
+    y = np.asarray(targets, float)
+    n, d, k = x.shape[0], x.shape[1], y.shape[1]
+    reg = 1.0 / (c_reg * n)
+
+    def loss_grad(w: np.ndarray) -> tuple[float, np.ndarray]:
+        coef, b = w[: d * k].reshape(d, k), w[d * k:]
+        z = np.asarray(x @ coef) + b
+        z -= z.max(axis=1, keepdims=True)
+        lse = np.log(np.exp(z).sum(axis=1, keepdims=True))
+        g = (np.exp(z - lse) - y) / n
+        loss = -float((y * (z - lse)).sum()) / n + 0.5 * reg * float((coef * coef).sum())
+        return loss, np.concatenate([(xt @ g + reg * coef).ravel(), g.sum(axis=0)])
+
+    w = lbfgs(loss_grad, np.zeros(d * k + k), max_iter)
+    return SkillClassifier(list(skills), feat, w[: d * k].reshape(d, k).copy(), w[d * k:].copy())
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    # An elementwise product and a sum, not BLAS: threaded BLAS on long vectors stalls on a busy machine.
+    return float(np.multiply(a, b).sum())
+
+
+def lbfgs(loss_grad, w: np.ndarray, max_iter: int, memory: int = 10, gtol: float = 1e-6) -> np.ndarray:
+    """Plain L-BFGS with Armijo backtracking (scipy's L-BFGS-B spends most of its time in bookkeeping on ~10^5
+    parameters; this is a few vector operations per step)."""
+    f, g = loss_grad(w)
+    hist: list[tuple[np.ndarray, np.ndarray, float]] = []
+    for _ in range(max_iter):
+        q, alphas = g.copy(), []
+        for s_, y_, rho in reversed(hist):
+            a = rho * _dot(s_, q)
+            alphas.append(a)
+            q -= a * y_
+        if hist:
+            s_, y_, _ = hist[-1]
+            q *= _dot(s_, y_) / _dot(y_, y_)
+        for (s_, y_, rho), a in zip(hist, reversed(alphas)):
+            q += s_ * (a - rho * _dot(y_, q))
+        d = -q
+        slope = _dot(g, d)
+        if slope >= 0:  # not a descent direction: restart from the gradient
+            hist, d, slope = [], -g, -_dot(g, g)
+        step = 1.0 if hist else min(1.0, 1.0 / max(np.sqrt(-slope), 1e-12))
+        for _ in range(30):
+            f_new, g_new = loss_grad(w + step * d)
+            if f_new <= f + 1e-4 * step * slope:
+                break
+            step *= 0.5
+        s_, y_ = step * d, g_new - g
+        w, f, g = w + s_, f_new, g_new
+        sy = _dot(s_, y_)
+        if sy > 1e-12:
+            hist = (hist + [(s_, y_, 1.0 / sy)])[-memory:]
+        if float(np.abs(g).max()) < gtol:
+            break
+    return w
+
+
+def fit_temperature(logits: np.ndarray, targets: np.ndarray) -> float:
+    """The temperature (from a fixed grid, for determinism) that minimises the validation log-loss."""
+    if not len(logits):
+        return 1.0
+    grid = np.geomspace(0.2, 5.0, 33)
+    y = np.asarray(targets, float)
+    losses = [-float((y * np.log(np.clip(softmax(logits / t), 1e-12, None))).sum()) for t in grid]
+    return float(grid[int(np.argmin(losses))])
