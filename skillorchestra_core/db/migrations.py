@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import SQLModel
 
 from skillorchestra_core.db import models  # noqa: F401  (registers the tables)
+from skillorchestra_core.db import selection_tables  # noqa: F401  (registers the selection tables)
 from skillorchestra_core.errors import SchemaTooNew
 
 
@@ -60,9 +61,15 @@ def _m002_evidence_batches(conn: Connection) -> None:
                     conn.execute(models.VersionBatch.__table__.insert().values(version_id=vid, batch_id=bid))
 
 
+def _m006_selection(conn: Connection) -> None:
+    """Validation runs, live results and published configurations (create_all skips tables that exist)."""
+    SQLModel.metadata.create_all(conn, tables=selection_tables.TABLES)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _m001_initial),
     (2, "evidence batches", _m002_evidence_batches),
+    (6, "selection: validation runs, live results, published configurations", _m006_selection),
 ]
 LATEST = MIGRATIONS[-1][0]
 
@@ -85,7 +92,9 @@ def upgrade(engine: Engine) -> int:
             SQLModel.metadata.create_all(conn)
             pending = MIGRATIONS  # all stamped: create_all already made the current schema
         else:
-            pending = [m for m in MIGRATIONS if m[0] > found]
+            # Every entry not yet recorded (numbers may have gaps: rooms reserve their numbers), in list order.
+            applied = set(conn.execute(text("SELECT version FROM schema_migration")).scalars())
+            pending = [m for m in MIGRATIONS if m[0] not in applied]
             for _, _, step in pending:
                 step(conn)
         for number, name, _ in pending:

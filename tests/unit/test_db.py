@@ -1,3 +1,4 @@
+import sqlite3
 import threading
 
 import pytest
@@ -5,7 +6,7 @@ from sqlalchemy import text
 from sqlmodel import Session
 
 from skillorchestra_core.db import dispose_engines, get_engine
-from skillorchestra_core.db.migrations import LATEST, upgrade
+from skillorchestra_core.db.migrations import LATEST, MIGRATIONS, upgrade
 from skillorchestra_core.errors import SchemaTooNew
 from skillorchestra_core.settings import DEFAULT_DB_PATH, Settings
 
@@ -24,12 +25,12 @@ def test_empty_database_is_migrated_to_latest_and_reopening_is_a_no_op(db_url):
     with engine.connect() as conn:
         rows = conn.execute(text("SELECT version FROM schema_migration ORDER BY version")).scalars().all()
         tables = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'")).scalars())
-    assert rows == list(range(1, LATEST + 1))
+    assert rows == [m[0] for m in MIGRATIONS]
     assert {"handbook", "handbook_version", "skill", "agent", "query", "trajectory", "attribution",
             "audit_log", "mode", "imported_competence"} <= tables
     assert upgrade(engine) == LATEST
     with engine.connect() as conn:
-        assert conn.execute(text("SELECT COUNT(*) FROM schema_migration")).scalar() == LATEST
+        assert conn.execute(text("SELECT COUNT(*) FROM schema_migration")).scalar() == len(MIGRATIONS)
 
 
 def test_database_from_newer_code_is_refused(db_url):
@@ -109,3 +110,18 @@ def test_migration_2_turns_watermarks_into_evidence_batches(db_url):
         after = [len(profile.load_frames(s, load_version(s, "hb", n)).evidence) for n in (1, 2)]
     dispose_engines()
     assert before == after == [6, 12]
+
+
+def test_migration_6_adds_the_selection_tables_and_tolerates_them_existing(db_url):
+    get_engine(db_url)
+    dispose_engines()
+    con = sqlite3.connect(db_url.removeprefix("sqlite:///"))
+    con.executescript("DROP TABLE live_result; DROP TABLE published_config; DELETE FROM schema_migration "
+                      "WHERE version = 6;")  # validation_run is left in place: must be tolerated
+    con.close()
+    engine = get_engine(db_url)
+    with engine.connect() as conn:
+        tables = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'")).scalars())
+        versions = conn.execute(text("SELECT version FROM schema_migration")).scalars().all()
+    dispose_engines()
+    assert {"validation_run", "live_result", "published_config"} <= tables and 6 in versions
