@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from skillorchestra_core.cli import common, evaluate, handbooks, io, route
+from skillorchestra_core.cli import common, evaluate, handbooks, io, route, select
 from skillorchestra_core.errors import StudioError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -21,7 +21,7 @@ def _global(db: str = typer.Option(None, "--db", help="Database URL (default: SK
     common.state.db_url = db
 
 
-for module in (handbooks, io, route, evaluate):
+for module in (handbooks, io, route, evaluate, select):
     module.register(app)
 
 

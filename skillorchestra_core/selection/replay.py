@@ -14,9 +14,6 @@ import numpy as np
 
 from skillorchestra_core.routing.utility import TIE_EPS
 
-CHUNK = 4_000_000  # utility cells per block: bounds memory for big sweeps
-
-
 @dataclass(frozen=True)
 class Grid:
     """Replay of N candidates x L lambdas over Q queries."""
@@ -34,14 +31,12 @@ def choose_grid(c: np.ndarray, k: np.ndarray, rank: np.ndarray, lambdas: np.ndar
     n, q, a = c.shape
     lambdas = np.asarray(lambdas, float)
     k = np.broadcast_to(np.asarray(k, float), (n, a))
-    rank = np.asarray(rank, float)
+    prefer = (a - np.asarray(rank, float))  # > 0, larger for a lower tie rank: argmax among the tied agents
     out = np.empty((n, len(lambdas), q), dtype=np.int64)
-    step = max(1, CHUNK // max(1, q * a * len(lambdas)))
-    for start in range(0, n, step):
-        sl = slice(start, start + step)
-        u = c[sl, None, :, :] - lambdas[None, :, None, None] * k[sl, None, None, :]
+    for i in range(n):  # one candidate's (L, Q, A) block at a time stays in cache
+        u = c[i][None, :, :] - lambdas[:, None, None] * k[i][None, None, :]
         top = u.max(axis=-1, keepdims=True)
-        out[sl] = np.argmin(np.where(u >= top - TIE_EPS, rank, np.inf), axis=-1)
+        out[i] = np.argmax((u >= top - TIE_EPS) * prefer, axis=-1)
     return out
 
 
