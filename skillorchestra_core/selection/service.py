@@ -14,7 +14,9 @@ from skillorchestra_core.selection.prune import pruned_candidate
 from skillorchestra_core.selection.runs import RunRecord, list_runs
 from skillorchestra_core.selection.sweep import SweepOptions, queries_of, run_sweep
 
-NOT_DEPLOYABLE = ("oracle",)  # needs the recorded outcomes of the query: an upper bound, never on the frontier
+# Need what a new query does not carry (its recorded outcomes; its attributed skills): upper bounds, never on the
+# frontier.
+NOT_DEPLOYABLE = ("oracle", "true-label")
 
 
 @dataclass

@@ -41,7 +41,9 @@ def facets(s: Session, handbook: str) -> dict[str, list]:
 
 def load_view(s: Session, handbook: str, split: str, *, routers: list[str] | None = None,
               candidates: list[str] | None = None, objective_lambda: float = 0.1, kind: str | None = None,
-              rng: np.random.Generator | None = None, n_boot: int = 200) -> ParetoView:
+              rng: np.random.Generator | None = None, n_boot: int = 200, mark: int | None = None) -> ParetoView:
+    """`mark`: a run id to show as the selection instead of the objective's pick (a test split shows the
+    configuration selected on val, never one selected on test)."""
     hb = get_handbook(s, handbook)
     stmt = select(ValidationRun).where(ValidationRun.handbook_id == hb.id, ValidationRun.split == split,
                                        ValidationRun.status == "done")
@@ -59,7 +61,10 @@ def load_view(s: Session, handbook: str, split: str, *, routers: list[str] | Non
     pick = pareto.select([runs[i].accuracy for i in pool], [runs[i].normalised_cost for i in pool],
                          [runs[i].n_skills for i in pool], objective_lambda) if pool else None
     bands = _bands(rows, rng or np.random.default_rng(0), n_boot)
-    return ParetoView(handbook, split, runs, mask, bands, None if pick is None else pool[pick], objective_lambda)
+    chosen = None if pick is None else pool[pick]
+    if mark is not None:
+        chosen = next((i for i, r in enumerate(runs) if r.id == mark), None)
+    return ParetoView(handbook, split, runs, mask, bands, chosen, objective_lambda)
 
 
 def _bands(rows: list[ValidationRun], rng: np.random.Generator, n_boot: int) -> pareto.Bands | None:
