@@ -17,6 +17,7 @@ def register(app: typer.Typer) -> None:
     app.command("select")(select)
     app.command("publish")(publish)
     app.command("report")(report)
+    app.command("live")(live)
 
 
 def select(
@@ -102,3 +103,43 @@ def report(
             raise StudioError(str(exc)) from exc
     for line in written:
         typer.echo(line)
+
+
+def live(
+    name: str = typer.Argument(..., help="Handbook name"),
+    version: int = typer.Option(None, "--version", help="Version (default: latest; ignored with --resume)"),
+    lam: float = typer.Option(0.1, "--lambda", help="Routing lambda"),
+    split: str = typer.Option("val", "--split", help="val (default), test or train"),
+    router: str = typer.Option("skill", "--router", help="Router"),
+    cap: float = typer.Option(None, "--cap", help="Total cost cap in USD: no new call starts once it is reached"),
+    concurrency: int = typer.Option(4, "--concurrency", help="Calls in flight at once"),
+    prefix: str = typer.Option("", "--model-prefix", help="Prefix for the agents' model strings, e.g. openai/"),
+    resume: int = typer.Option(None, "--resume", help="Finish this live run (its id) instead of planning one"),
+) -> None:
+    """Live validation: call each routed agent through litellm and score its answer against the ground truth."""
+    from skillorchestra_core.cli.common import state
+    from skillorchestra_core.db import session
+    from skillorchestra_core.handbook.store import get_version
+    from skillorchestra_core.llm import client_from_settings
+    from skillorchestra_core.routing.execution import NO_LIVE_BACKEND
+    from skillorchestra_core.selection.live import LiveOptions, execute_live_run, plan_live_run
+
+    llm = client_from_settings()
+    if not getattr(llm, "configured", True) or llm.backend == "offline":
+        raise StudioError(NO_LIVE_BACKEND)
+    with db_session() as s:
+        try:
+            run_id = resume or plan_live_run(s, name, get_version(s, name, version).number, lam, split=split,
+                                             router=router)
+            s.commit()
+        except ValueError as exc:
+            raise StudioError(str(exc)) from exc
+    with typer.progressbar(length=1, label=f"live run #{run_id}") as bar:
+        def tick(p):
+            bar.length = p.total
+            bar.update(1)
+        end = execute_live_run(lambda: session(state.db_url), run_id, llm,
+                               LiveOptions(concurrency=concurrency, cost_cap_usd=cap, model_prefix=prefix),
+                               progress=tick)
+    typer.echo(f"live run #{run_id}: {end.status}, {end.done}/{end.total} queries, spent {end.spent_usd:.6f} USD"
+               + ("" if end.status == "done" else f"; finish with: skillorchestra live {name} --resume {run_id}"))

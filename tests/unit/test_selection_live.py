@@ -69,3 +69,32 @@ def test_the_documented_normaliser(answer, truth, want):
 def test_normalise_keeps_numbers_and_drops_punctuation():
     assert normalise("  -2.5, said the MAN. ") == "-2.5 said man"
     assert normalise("Hello,   World!") == "hello world"
+
+
+def test_cli_live_stops_at_the_cap_and_resumes(db_url, monkeypatch):
+    from typer.testing import CliRunner
+
+    from skillorchestra_core.cli import app
+    from skillorchestra_core.settings import get_settings
+
+    with session(db_url) as s:
+        _build(s)
+        s.commit()
+    with FakeOpenAI(default="Paris") as server:
+        monkeypatch.setenv("SKILLORCHESTRA_LLM_BACKEND", "litellm")
+        monkeypatch.setenv("SKILLORCHESTRA_LLM_API_BASE", server.base_url)
+        monkeypatch.setenv("SKILLORCHESTRA_LLM_API_KEY", "sk-test")
+        get_settings.cache_clear()
+        try:
+            runner = CliRunner()
+            first = runner.invoke(app, ["--db", db_url, "live", "live-qa", "--lambda", "0", "--cap", "1e-9",
+                                        "--concurrency", "1"])
+            assert first.exit_code == 0, first.output
+            assert "stopped, 1/20 queries" in first.output and "--resume 1" in first.output
+            done = runner.invoke(app, ["--db", db_url, "live", "live-qa", "--resume", "1"])
+            assert done.exit_code == 0, done.output
+            assert "done, 20/20 queries" in done.output
+        finally:
+            get_settings.cache_clear()
+    with session(db_url) as s:
+        assert s.get(ValidationRun, 1).accuracy == pytest.approx(0.5)
