@@ -64,7 +64,8 @@ def _records(model: RoutingModel, q: SplitQueries, cand: Candidate, router: str,
     for i, lam in enumerate(lambdas):
         acc = grid.accuracy[0, i]
         settings = {**extra, "hash": settings_hash(model.content_hash, router, lam, q.split, q.mode, "replay", extra)}
-        rec = RunRecord(router, int(model.version), "" if baseline else cand.name, cand.n_skills, float(lam), q.split, q.mode,
+        rec = RunRecord(router, int(model.version), "" if baseline else cand.name, cand.n_skills, float(lam),
+                        q.split, q.mode,
                         None if np.isnan(acc) else float(acc), float(grid.mean_cost[0, i]), len(q.ids),
                         int(grid.n_scored[0, i]), calls(chosen[i], t.agents), cost_ref, baseline,
                         cost_unit=opts.cost_unit, content_hash=model.content_hash, settings=settings)
