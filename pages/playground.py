@@ -10,6 +10,7 @@ from skillorchestra_core.handbook.store import list_versions
 from skillorchestra_core.routing.engine import EXECUTIONS, RouteOptions
 from skillorchestra_core.routing.service import evidence_queries, finish_route, router_choices, start_route
 from skillorchestra_core.routing.store import load_trace
+from skillorchestra_core.routing.utility import COST_UNIT_HELP
 
 ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
@@ -42,7 +43,8 @@ router = c1.selectbox("Router", list(routers), format_func=routers.get, key="pg:
 lam = c2.slider("Lambda (cost weight)", 0.0, 2.0, value=0.1, step=0.005, key="pg:lambda",
                 help="Moving it after routing shows the choice at the new lambda without routing again.")
 execute = c3.radio("Execution", EXECUTIONS, key="pg:execute", horizontal=True)
-cost_unit = c4.radio("Cost unit", ["normalised", "usd"], key="pg:cost_unit", horizontal=True)
+cost_unit = c4.radio("Cost unit", ["normalised", "max", "usd"], key="pg:cost_unit", horizontal=True,
+                     help=COST_UNIT_HELP)
 c5, c6, c7 = st.columns([2, 3, 2])
 compare = c5.radio("Compare with", ["nothing", "another router", "another version"], key="pg:compare",
                    horizontal=True)

@@ -30,6 +30,7 @@ def evaluate(
     lam: float = typer.Option(None, "--lambda", help="One cost weight lambda"),
     lambdas: str = typer.Option(None, "--lambdas", help="Several lambdas, comma-separated (e.g. 0,0.05,0.1)"),
     version: int = typer.Option(None, "--version", help="Version number (default: latest)"),
+    mode: str = typer.Option(None, "--mode", help="Mode to evaluate (default: the only or the terminal mode)"),
     cost_unit: str = typer.Option("normalised", "--cost-unit",
                                   help="normalised (C / best-single's cost), max (C / the dearest agent's) or usd"),
     seed: int = typer.Option(0, "--seed", help="Seed of the random router and reference-rule draws"),
@@ -47,7 +48,7 @@ def evaluate(
     with db_session() as s:
         try:
             results = run(s, name, split=split, routers=routers, lambdas=values, version=version,
-                          cost_unit=cost_unit, seed=seed, top_k=top_k)
+                          mode=mode, cost_unit=cost_unit, seed=seed, top_k=top_k)
         except ValueError as exc:
             raise StudioError(str(exc)) from exc
     if as_json:

@@ -23,7 +23,8 @@ def route(
                                                          "oracle"),
     lam: float = typer.Option(None, "--lambda", help="Cost weight lambda (default: SKILLORCHESTRA_DEFAULT_LAMBDA)"),
     execute: str = typer.Option("dry-run", "--execute", help="replay, live or dry-run"),
-    cost_unit: str = typer.Option("normalised", "--cost-unit", help="normalised (C/C_ref) or usd"),
+    cost_unit: str = typer.Option("normalised", "--cost-unit", help="normalised (C / the best single agent's cost), "
+                                                                    "max (C / the dearest agent's cost) or usd"),
     max_steps: int = typer.Option(4, "--max-steps", help="Most steps in a multi-mode handbook"),
     top_k: int = typer.Option(3, "--top-k", help="Most active skills per step"),
     seed: int = typer.Option(0, "--seed", help="Seed of the random router and reference-rule draws"),

@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from skillorchestra_core.llm import LlmClient, ask_structured
+from skillorchestra_core.routing.classifier import SkillClassifier
 from skillorchestra_core.routing.learned_activation import BatchActivation, LearnedActivator
 from skillorchestra_core.routing.model import RoutingModel
 from skillorchestra_core.routing.retriever import TfidfIndex
@@ -83,6 +84,14 @@ def activator(model: RoutingModel, mode: str) -> LearnedActivator | None:
         act = LearnedActivator(model, mode, retriever(model, mode))
         return act if act.classifier is not None else None
     return model.cached(("activator", mode), build)
+
+
+def restore_activators(model: RoutingModel, classifiers: dict[str, dict]) -> None:
+    """Install trained classifiers (`SkillClassifier.to_dict()` per mode, from a snapshot): no retraining."""
+    for mode, data in classifiers.items():
+        if mode in model.modes:
+            act = LearnedActivator(model, mode, retriever(model, mode), SkillClassifier.from_dict(data))
+            model.cached(("activator", mode), lambda a=act: a)
 
 
 def settle_activation(model: RoutingModel) -> dict:
@@ -179,11 +188,13 @@ def activate(model: RoutingModel, mode: str, query: str, *, llm: LlmClient | Non
     if not configured:
         found = activate_offline(model, mode, query, top_k)
         if method == "llm":
-            return Activation(found.skills, found.source, f"no LLM configured: used the offline activation ({found.source})")
+            return Activation(found.skills, found.source,
+                              f"no LLM configured: used the offline activation ({found.source})")
         return found
     act, error = activate_llm(llm, model, mode, query, history)
     if act is not None and act.skills:
         return act
     found = activate_offline(model, mode, query, top_k)
     why = error or "the LLM named no skill"
-    return Activation(found.skills, found.source, f"LLM activation failed ({why}); fell back to the offline activation ({found.source})")
+    return Activation(found.skills, found.source,
+                      f"LLM activation failed ({why}); fell back to the offline activation ({found.source})")

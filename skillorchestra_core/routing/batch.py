@@ -89,8 +89,8 @@ class BatchResult:
 
 def route_batch(model: RoutingModel, queries: list[str], *, lam: float, mode: str | None = None,
                 cost_unit: str = "normalised", top_k: int = 3) -> BatchResult:
-    """Offline activation of all queries at once, then one vectorised decision per query in `mode` (default: the terminal mode
-    for multi-mode handbooks, the only mode otherwise)."""
+    """Offline activation of all queries at once (`activate_batch`), then one vectorised decision per query in `mode`
+    (default: the terminal mode for multi-mode handbooks, the only mode otherwise)."""
     lam = check_lambda(lam)
     queries = [check_query(q, i) for i, q in enumerate(queries)]
     mode = mode or (model.mode_names[0] if len(model.modes) == 1 else model.terminal_mode())

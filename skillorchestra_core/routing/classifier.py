@@ -2,8 +2,9 @@
 
 Features are every word and punctuation mark (stop words included: "which of the following" tells tasks apart),
 plus a few shape marks: the first word, the closing mark, whether the text starts upper-case, one mark per
-upper-case letter, and a length bucket. Formatting separates tasks where topic words do not (a
-lower-case search query, a capitalised trivia question, a multiple-choice stem). Terms seen in fewer than MIN_DF
+upper-case letter, per double space, per space before a punctuation mark and per line break, and a length bucket.
+Formatting separates tasks where topic words do not (a lower-case search query, a capitalised trivia question, a
+multiple-choice stem). Terms seen in fewer than MIN_DF
 training queries are dropped. Targets are the attributions' weights (soft labels, each row sums to 1). Training is
 deterministic: zero start, full-batch L-BFGS with a fixed iteration cap. Probabilities are calibrated by a
 temperature chosen on validation queries (see learned_activation).
@@ -26,6 +27,7 @@ C_REG = 30.0  # inverse L2 strength per training query (the loss is a mean, the 
 MAX_ITER = 80
 _TOKEN = re.compile(r"\w+|\S")  # words, and every other non-space character alone (punctuation), in one pass
 _UPPER = re.compile(r"[A-Z]")  # upper-case letters: proper nouns, acronyms (cheap to count)
+_SPACE_MARK = re.compile(r" [,.?!']")
 
 
 def features(text: str) -> list[str]:
@@ -39,6 +41,9 @@ def features(text: str) -> list[str]:
         out.append("#upper" if text.lstrip()[:1].isupper() else "#lower")
     out.append(f"#len{min(int(math.log2(n + 1)), 12)}")
     out.extend(["#Cap"] * len(_UPPER.findall(text)))
+    out.extend(["#2sp"] * text.count("  "))  # double spaces and spaces before punctuation: tokenised sources
+    out.extend(["#sp."] * len(_SPACE_MARK.findall(text)))
+    out.extend(["#nl"] * text.count("\n"))
     return out
 
 
@@ -99,6 +104,19 @@ class SkillClassifier:
 
     def proba(self, texts: list[str], temperature: float = 1.0) -> np.ndarray:
         return softmax(self.logits(texts) / temperature)
+
+    def to_dict(self) -> dict:
+        """JSON data (exact: floats round-trip through JSON unchanged)."""
+        terms = sorted(self.featuriser.vocab, key=self.featuriser.vocab.__getitem__)
+        return {"skills": self.skills, "terms": terms, "idf": self.featuriser.idf.tolist(),
+                "coef": self.coef.tolist(), "intercept": self.intercept.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SkillClassifier":
+        vocab = {t: i for i, t in enumerate(d["terms"])}
+        coef = np.array(d["coef"], float).reshape(len(vocab), len(d["skills"]))
+        return cls(list(d["skills"]), Featuriser(vocab, np.array(d["idf"], float)), coef,
+                   np.array(d["intercept"], float))
 
 
 def softmax(z: np.ndarray) -> np.ndarray:

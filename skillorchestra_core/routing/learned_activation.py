@@ -78,18 +78,23 @@ def keep_weights(p: np.ndarray, top_k: int, mass: float) -> np.ndarray:
 class LearnedActivator:
     """One mode: leaves, the classifier over the labelled ones, the profile retriever for the others."""
 
-    def __init__(self, model: RoutingModel, mode: str, profiles):
+    def __init__(self, model: RoutingModel, mode: str, profiles, classifier: SkillClassifier | None = None):
+        """Trains on the model's labelled train queries, unless a trained `classifier` (from a snapshot) is given."""
         self.mode, self.profiles = mode, profiles
         self.skills = list(profiles.leaves)
         pos = {k: i for i, k in enumerate(self.skills)}
-        texts, targets = _labelled(model.skill_queries, mode, pos)
-        self.labelled = targets.sum(axis=0) > 0 if len(texts) else np.zeros(len(self.skills), bool)
-        self.columns = np.flatnonzero(self.labelled)
-        rows = targets[:, self.columns] if len(texts) else np.zeros((0, 0))
-        self.classifier: SkillClassifier | None = None
-        if len(self.columns):
-            self.classifier = train_classifier(texts, rows / rows.sum(axis=1, keepdims=True),
-                                               [self.skills[i] for i in self.columns])
+        self.classifier = classifier
+        if classifier is None:
+            texts, targets = _labelled(model.skill_queries, mode, pos)
+            self.columns = np.flatnonzero(targets.sum(axis=0) > 0) if len(texts) else np.zeros(0, np.int64)
+            if len(self.columns):
+                rows = targets[:, self.columns]
+                self.classifier = train_classifier(texts, rows / rows.sum(axis=1, keepdims=True),
+                                                   [self.skills[i] for i in self.columns])
+        else:
+            self.columns = np.array([pos[k] for k in classifier.skills], dtype=np.int64)
+        self.labelled = np.zeros(len(self.skills), bool)
+        self.labelled[self.columns] = True
         self.settings = self._settings(model, pos)
 
     def _settings(self, model: RoutingModel, pos: dict[str, int]) -> ActivationSettings:

@@ -31,10 +31,12 @@ def _list(a: np.ndarray):
 
 def to_snapshot(model: RoutingModel, include_queries: bool = True) -> dict[str, Any]:
     """The model as JSON data. The activation settings chosen on val travel in `settings["activation"]` (the
-    val queries themselves are not exported); the classifier is retrained from `skill_queries` on load."""
-    from skillorchestra_core.routing.activation import settle_activation
+    val queries themselves are not exported) and each mode's trained classifier in `activation_models`, so a
+    loaded snapshot activates exactly as the database's model without retraining (and without the query texts)."""
+    from skillorchestra_core.routing.activation import activator, settle_activation
 
     settle_activation(model)
+    trained = {m: act.classifier.to_dict() for m in model.modes if (act := activator(model, m)) is not None}
     modes = {}
     for name, t in model.modes.items():
         modes[name] = {"agents": t.agents, "models": t.models, "skills": t.skills, "cost_source": t.cost_source,
@@ -42,7 +44,7 @@ def to_snapshot(model: RoutingModel, include_queries: bool = True) -> dict[str, 
                        **{k: _list(getattr(t, k)) for k in _ARRAYS}}
     out = {"format": SNAPSHOT_FORMAT, "format_version": 1, "handbook": model.handbook, "version": model.version,
            "content_hash": model.content_hash, "synthetic": model.synthetic, "settings": model.settings,
-           "modes": modes, "skills": {k: vars(d) for k, d in model.skills.items()}}
+           "modes": modes, "skills": {k: vars(d) for k, d in model.skills.items()}, "activation_models": trained}
     if include_queries:
         out["skill_queries"] = [list(x) for x in model.skill_queries]
         if model.paths is not None:
@@ -63,12 +65,17 @@ def from_snapshot(data: dict[str, Any]) -> RoutingModel:
                                 insights=m.get("insights", []), prices=[tuple(p) for p in m.get("prices", [])],
                                 **arrays)
     paths = data.get("paths")
-    return RoutingModel(
+    model = RoutingModel(
         handbook=data["handbook"], version=data.get("version"), content_hash=data.get("content_hash", ""),
         modes=modes, skills={k: SkillSpec(**v) for k, v in data["skills"].items()}, synthetic=data.get("synthetic", False),
         skill_queries=[(t, m, dict(w)) for t, m, w in data.get("skill_queries", [])],
         paths=PathEvidence(paths["texts"], paths["paths"], np.array(paths["success"], float)) if paths else None,
         settings=dict(data.get("settings", {})))
+    if data.get("activation_models"):
+        from skillorchestra_core.routing.activation import restore_activators
+
+        restore_activators(model, data["activation_models"])
+    return model
 
 
 def from_reference_handbook(data: dict[str, Any], name: str = "reference-handbook", digest: str = "",

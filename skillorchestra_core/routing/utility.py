@@ -26,6 +26,9 @@ def tie_ranks(costs: np.ndarray, names: list[str]) -> np.ndarray:
 
 
 COST_UNITS = ("normalised", "max", "usd")
+COST_UNIT_HELP = ("normalised: lambda = 0.1 gives up 0.1 of competence to avoid paying what the best single agent "
+                  "costs (C_ref = its mean cost); max: C_ref = the most expensive agent's cost; usd: lambda is "
+                  "competence per dollar.")
 _ALIASES = {"best-single": "normalised", "most-expensive": "max"}
 
 

@@ -41,8 +41,10 @@ def steps_frame(trace: RouteTrace) -> pd.DataFrame:
 
 def skills_frame(step: StepTrace) -> pd.DataFrame:
     return pd.DataFrame([{"skill": a.skill, "name": a.name, "weight": round(a.weight, 4),
-                          "similarity": a.similarity, "source": step.activation_source} for a in step.active_skills],
-                        columns=["skill", "name", "weight", "similarity", "source"])
+                          "probability": a.probability, "similarity": a.similarity,
+                          "source": step.activation_source + (f" ({a.source})" if a.source else "")}
+                         for a in step.active_skills],
+                        columns=["skill", "name", "weight", "probability", "similarity", "source"])
 
 
 def candidates_frame(step: StepTrace, lam: float | None = None) -> pd.DataFrame:
