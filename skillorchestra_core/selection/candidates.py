@@ -84,7 +84,8 @@ def content_digest(s: Session, handbook_id: int, content: HandbookContent) -> st
 def store_candidate(s: Session, source: LoadedVersion, content: HandbookContent, *, name: str, kind: str,
                     depth_map: dict[str, int], pruned: tuple[str, ...] = (), author: str = "selection") -> Candidate:
     """Commit `content` as a candidate version of the source's handbook, or reuse a stored version with the same
-    content hash. Retries once when another writer committed in between (the content does not depend on it)."""
+    content hash. Retries (up to 3 attempts) when another writer committed in between (the content does not
+    depend on it)."""
     digest = content_digest(s, source.handbook_id, content)
     found = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == source.handbook_id,
                                                  HandbookVersion.content_hash == digest)
