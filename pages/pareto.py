@@ -46,8 +46,10 @@ if current is not None:
                f"(by {current.actor}, {current.published_at:%Y-%m-%d %H:%M}).")
 if not found["split"]:
     st.info("No validation run for this handbook yet.")
-    st.button("Run the replay sweep (candidates × 21 lambdas on val)", on_click=_sweep, args=(handbook,),
-              key="pareto:sweep")
+    if st.button("Run the replay sweep (candidates × 21 lambdas on val)", key="pareto:sweep"):
+        with st.spinner("Building the candidate versions and replaying every query of val…"):
+            _sweep(handbook)
+        st.rerun()
     st.stop()
 
 c1, c2, c3 = st.columns(3)

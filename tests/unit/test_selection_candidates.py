@@ -94,3 +94,7 @@ def test_select_then_publish_is_used_by_the_api(demo_db_url):
         max(c.version for c in sel.candidates)
     with session(demo_db_url) as s:
         assert published(s, "demo-qa").id == pub.id
+    from skillorchestra_core.routing.litellm_integration import HandbookRoutingStrategy
+
+    strategy = HandbookRoutingStrategy.from_database("demo-qa", db_url=demo_db_url)
+    assert strategy.handbook.model.version == pub.version and strategy.handbook.published.id == pub.id
