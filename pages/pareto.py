@@ -67,7 +67,8 @@ points = ((st.session_state.get("pareto:chart") or {}).get("selection") or {}).g
 clicked = run_of_point(view, points[0]) if points else None
 chosen = view.runs[view.selected] if view.selected is not None else None
 if chosen is not None:
-    st.markdown(f"**Selected at λ={lam:g}:** {chosen.label} · accuracy {chosen.accuracy:.3f} · "
+    where = "at" if split == "val" else "on val at"  # a held-out split shows val's choice, never its own
+    st.markdown(f"**Selected {where} λ={lam:g}:** {chosen.label} · accuracy {chosen.accuracy:.3f} · "
                 f"{chosen.mean_cost_usd * 1e6:.1f} µ$/query")
 target = clicked if clicked is not None and not clicked.baseline else chosen
 if st.session_state.get("pareto:published"):

@@ -48,7 +48,8 @@ class RunRecord:
     def label(self) -> str:
         if self.baseline:
             return self.router
-        return f"{self.router} v{self.version} {self.candidate} λ={self.lam:g}"
+        name = "" if self.candidate in ("", f"v{self.version}") else f" {self.candidate}"
+        return f"{self.router} v{self.version}{name} λ={self.lam:g}"
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -62,15 +62,30 @@ def load_view(s: Session, handbook: str, split: str, *, routers: list[str] | Non
                          [runs[i].n_skills for i in pool], objective_lambda) if pool else None
     bands = _bands(rows, rng or np.random.default_rng(0), n_boot)
     chosen = None if pick is None else pool[pick]
+    if mark is None and split != "val":  # never select on a held-out split: show val's choice there
+        chosen = _val_choice(s, handbook, runs, routers, candidates, objective_lambda)
     if mark is not None:
         chosen = next((i for i, r in enumerate(runs) if r.id == mark), None)
     return ParetoView(handbook, split, runs, mask, bands, chosen, objective_lambda)
 
 
+def _val_choice(s: Session, handbook: str, runs: list[RunRecord], routers, candidates, lam: float) -> int | None:
+    """Index in `runs` of the run with the configuration (version, router, lambda) the objective selects on val."""
+    val = load_view(s, handbook, "val", routers=routers, candidates=candidates, objective_lambda=lam, n_boot=0,
+                    mark=-1)
+    pool = [r for r in val.runs if selectable(r)]
+    if not pool:
+        return None
+    i = pareto.select([r.accuracy for r in pool], [r.normalised_cost for r in pool], [r.n_skills for r in pool], lam)
+    want = pool[i]
+    return next((j for j, r in enumerate(runs) if not r.baseline and (r.version, r.router, r.lam) ==
+                 (want.version, want.router, want.lam)), None)
+
+
 def _bands(rows: list[ValidationRun], rng: np.random.Generator, n_boot: int) -> pareto.Bands | None:
     """Paired bootstrap over the queries the replay runs share (live runs, with their own queries, get none)."""
     pq = [r.per_query for r in rows]
-    if not rows or any(r.kind != "replay" or "score" not in p for r, p in zip(rows, pq)):
+    if not rows or n_boot <= 0 or any(r.kind != "replay" or "score" not in p for r, p in zip(rows, pq)):
         return None
     if len({len(p["score"]) for p in pq}) != 1:
         return None

@@ -98,3 +98,21 @@ def test_select_then_publish_is_used_by_the_api(demo_db_url):
 
     strategy = HandbookRoutingStrategy.from_database("demo-qa", db_url=demo_db_url)
     assert strategy.handbook.model.version == pub.version and strategy.handbook.published.id == pub.id
+
+
+def test_a_held_out_split_shows_the_configuration_selected_on_val(demo_db_url):
+    import numpy as np
+
+    from skillorchestra_core.selection.candidates import as_candidate
+    from skillorchestra_core.selection.sweep import run_sweep
+    from skillorchestra_core.selection.view import load_view
+
+    lambdas = (0.0, 0.3, 1.0)
+    with session(demo_db_url) as s:
+        sel = run_select(s, "demo-qa", SweepOptions(lambdas=lambdas), candidates="none", objective_lambda=0.2)
+        run_sweep(s, "demo-qa", [as_candidate(s, "demo-qa", 1)], SweepOptions(split="test", lambdas=lambdas))
+        s.commit()
+        view = load_view(s, "demo-qa", "test", objective_lambda=0.2, rng=np.random.default_rng(0))
+    shown = view.runs[view.selected]
+    assert sel.selected.lam == 0.3  # here the objective on test itself would pick lambda 0
+    assert shown.split == "test" and (shown.version, shown.lam) == (sel.selected.version, sel.selected.lam)
