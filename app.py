@@ -22,6 +22,7 @@ PAGES = {
     "Routing": [
         st.Page("pages/playground.py", title="Playground", url_path="playground"),
         st.Page("pages/decisions.py", title="Decisions", url_path="decisions"),
+        st.Page("pages/pareto.py", title="Pareto", url_path="pareto"),
     ],
 }
 

@@ -13,7 +13,10 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import SQLModel
 
-from skillorchestra_core.db import models  # noqa: F401  (registers the tables)
+from skillorchestra_core.db import (
+    models,  # noqa: F401  (registers the tables)
+    selection_tables,  # noqa: F401  (registers the selection tables)
+)
 from skillorchestra_core.errors import SchemaTooNew
 
 
@@ -70,11 +73,17 @@ def _m005_learning_runs(conn: Connection) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.LearningRun.__table__])
 
 
+def _m006_selection(conn: Connection) -> None:
+    """Validation runs, live results and published configurations (create_all skips tables that exist)."""
+    SQLModel.metadata.create_all(conn, tables=selection_tables.TABLES)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _m001_initial),
     (2, "evidence batches", _m002_evidence_batches),
     (3, "refinement candidates and members", _m003_refinement_review),
     (5, "learning runs", _m005_learning_runs),
+    (6, "selection: validation runs, live results, published configurations", _m006_selection),
 ]
 LATEST = MIGRATIONS[-1][0]
 
@@ -96,7 +105,8 @@ def upgrade(engine: Engine) -> int:
         if found == 0:
             SQLModel.metadata.create_all(conn)
             pending = MIGRATIONS  # all stamped: create_all already made the current schema
-        else:  # every listed migration not yet recorded: numbers may have gaps while branches merge
+        else:
+            # Every entry not yet recorded (numbers may have gaps: rooms reserve their numbers), in list order.
             applied = set(conn.execute(text("SELECT version FROM schema_migration")).scalars())
             pending = [m for m in MIGRATIONS if m[0] not in applied]
             for _, _, step in pending:

@@ -101,7 +101,7 @@ def offline_proposal(record: CandidateRecord, content: HandbookContent) -> Propo
 
 
 def _evidence_table(record: CandidateRecord) -> str:
-    lines = [f"agent | " + " | ".join(g.label for g in record.groups)]
+    lines = ["agent | " + " | ".join(g.label for g in record.groups)]
     for a in record.agents:
         cells = [f"{s:.0f}/{s + f:.0f}" for s, f in zip(a.successes, a.failures)]
         lines.append(f"{a.agent} | " + " | ".join(cells))

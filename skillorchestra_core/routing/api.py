@@ -35,16 +35,25 @@ class HandbookRouter:
         self.defaults = RouteOptions(router=router, lam=lam, cost_unit=cost_unit, execute="dry-run",
                                      max_steps=max_steps, top_k=top_k, seed=seed, activation=activation)
         self.defaults.make_router()  # fail early on an unknown router
+        self.published = None  # the published configuration this router was loaded from, if any
 
     @classmethod
     def from_database(cls, handbook: str, version: int | None = None, *, db_url: str | None = None,
-                      **kwargs) -> "HandbookRouter":
-        """Load a stored version (latest when `version` is None) once; routing then never touches the database."""
+                      use_published: bool = True, **kwargs) -> "HandbookRouter":
+        """Load a stored version once; routing then never touches the database. With no `version`, the handbook's
+        published configuration (version, router, lambda, cost unit; explicit keywords win) when there is one,
+        else the latest version."""
         from skillorchestra_core.db import session
+        from skillorchestra_core.selection.publish import published
 
         with session(db_url) as s:
+            pub = published(s, handbook) if version is None and use_published else None
+            if pub is not None:
+                version, kwargs = pub.version, {**pub.router_options(), **kwargs}
             model = routing_model(s, handbook, version)
-        return cls(model, **kwargs)
+        router = cls(model, **kwargs)
+        router.published = pub
+        return router
 
     @classmethod
     def from_export(cls, source: str | Path | dict, **kwargs) -> "HandbookRouter":

@@ -23,6 +23,7 @@ from skillorchestra_core.settings import get_settings
 if TYPE_CHECKING:
     import pandas as pd
 
+    from skillorchestra_core.learning import profile
     from skillorchestra_core.learning.competence import PriorConfig
 
 _CACHE: "OrderedDict[tuple, RoutingModel]" = OrderedDict()

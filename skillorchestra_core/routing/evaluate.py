@@ -214,3 +214,18 @@ def evaluate(s: Session, handbook: str, *, split: str = "test", routers: list[st
         raise ValueError(f"{model.label} has no {split} query with a recorded outcome in mode {mode!r}")
     return [r for name in routers for r in evaluate_model(model, q, name, lambdas, cost_unit=cost_unit, seed=seed,
                                                           top_k=top_k)]
+
+
+def skill_competence(model: RoutingModel, q: SplitQueries, *, top_k: int = 3,
+                     true_label: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """((Q, A) expected competence of every agent per query, (Q, K) the skill weights behind it) under the skill
+    rule: the activated skills (or the attributed ones with `true_label`), the pooled rate when none is active.
+    Selection sweeps many lambdas and candidates over it."""
+    t = model.table(q.mode)
+    w = q.truth if true_label else _dense(t, model, q, top_k)
+    return _competence(t, w), w
+
+
+def competence_from_weights(table: ModeTable, w: np.ndarray) -> np.ndarray:
+    """(Q, A) expected competence from (Q, K) skill weights over `table.skills` (rows of zeros: the pooled rate)."""
+    return _competence(table, w)

@@ -49,6 +49,12 @@ class HandbookRoutingStrategy:
         self.router = None
         self._local = threading.local()
 
+    @classmethod
+    def from_database(cls, handbook: str, *, db_url: str | None = None, mode: str | None = None,
+                      **router_kwargs) -> "HandbookRoutingStrategy":
+        """The strategy over the handbook's published configuration (else its latest version)."""
+        return cls(HandbookRouter.from_database(handbook, db_url=db_url, **router_kwargs), mode=mode)
+
     @property
     def last_trace(self) -> RouteTrace | None:
         return getattr(self._local, "trace", None)

@@ -14,7 +14,6 @@ import time
 from urllib.parse import quote
 
 import pytest
-
 from support.streamlit_server import CHROMIUM, CHROMIUM_ARGS, AppLauncher
 
 pytestmark = [pytest.mark.bench,

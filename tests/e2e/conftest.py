@@ -26,7 +26,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from support.streamlit_server import APP_ORIGINS, CHROMIUM, CHROMIUM_ARGS, ROOT, AppLauncher
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"

@@ -1,3 +1,4 @@
+import sqlite3
 import threading
 
 import pytest
@@ -121,3 +122,18 @@ def test_refinement_tables_are_added_to_an_older_database_and_an_existing_table_
         tables = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'")).scalars())
         assert {"member", "refinement_candidate"} <= tables  # refinement_candidate already existed: no error
         assert conn.execute(text("SELECT MAX(version) FROM schema_migration")).scalar() == LATEST
+
+
+def test_migration_6_adds_the_selection_tables_and_tolerates_them_existing(db_url):
+    get_engine(db_url)
+    dispose_engines()
+    con = sqlite3.connect(db_url.removeprefix("sqlite:///"))
+    con.executescript("DROP TABLE live_result; DROP TABLE published_config; DELETE FROM schema_migration "
+                      "WHERE version = 6;")  # validation_run is left in place: must be tolerated
+    con.close()
+    engine = get_engine(db_url)
+    with engine.connect() as conn:
+        tables = set(conn.execute(text("SELECT name FROM sqlite_master WHERE type='table'")).scalars())
+        versions = conn.execute(text("SELECT version FROM schema_migration")).scalars().all()
+    dispose_engines()
+    assert {"validation_run", "live_result", "published_config"} <= tables and 6 in versions

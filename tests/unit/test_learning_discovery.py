@@ -8,7 +8,7 @@ from support.learning import NAME, build_contrast
 
 from skillorchestra_core.handbook.content import SkillSpec
 from skillorchestra_core.learning import attribution as attr
-from skillorchestra_core.learning.discovery import ModeDiscovery, discover_offline, place_skills
+from skillorchestra_core.learning.discovery import discover_offline, place_skills
 from skillorchestra_core.learning.inputs import read_inputs
 from skillorchestra_core.learning.llm_discovery import discover_llm
 from skillorchestra_core.learning.pipeline import LearnOptions, learn_content

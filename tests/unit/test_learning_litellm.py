@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 from support.fake_openai import FakeOpenAI
 from support.learning import NAME, build_contrast
 
@@ -42,8 +41,9 @@ def test_learn_with_a_litellm_model_discovers_attributes_and_commits(db_url):
     assert report.attributed == {"llm:openai/local-model": 3, "offline:tfidf-centroid": 67}
     with session(db_url) as s:
         content = load_version(s, NAME).content
-        from skillorchestra_core.db.models import LlmCall
         from sqlmodel import select
+
+        from skillorchestra_core.db.models import LlmCall
         calls = s.exec(select(LlmCall.purpose, LlmCall.outcome)).all()
     assert content.modes["answer"].insights[-1]["content"] == "Send capital questions to geo."
     assert ("learning.discovery", "invalid") in calls and ("learning.attribution", "ok") in calls

@@ -3,7 +3,6 @@ alone must route the held-out test queries (by their text) at least as well as t
 
 import numpy as np
 import pandas as pd
-import pytest
 from sqlalchemy import select
 
 from skillorchestra_core.db import session

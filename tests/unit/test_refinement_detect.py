@@ -1,12 +1,12 @@
 import numpy as np
 import pandas as pd
+from support.refinement_data import SkillPlan, build, homogeneous_plan
 
 from skillorchestra_core.refinement import stats
 from skillorchestra_core.refinement.detect import DetectorConfig, detect_merges, detect_splits
 from skillorchestra_core.refinement.evidence import evidence_from_frames
 from skillorchestra_core.refinement.reference_rules import reference_merges, reference_splits
 from skillorchestra_core.refinement.textgroups import two_groups
-from support.refinement_data import SkillPlan, build, homogeneous_plan
 
 AGENTS = ["a1", "a2", "a3", "a4"]
 HIGH_LOW = np.array([0.9, 0.85, 0.2, 0.15])
