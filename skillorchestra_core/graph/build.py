@@ -13,7 +13,6 @@ here; every renderer escapes them for its medium.
 
 from __future__ import annotations
 
-
 import networkx as nx
 import pandas as pd
 
