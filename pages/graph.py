@@ -4,11 +4,16 @@ import streamlit as st
 
 from pages.components.context import ensure_app_shell, theme_type
 from pages.components.graph_controls import VIEWS, graph_controls
-from pages.components.graph_data import node_from_chart, open_from_widget, selected_data, selected_graph
+from pages.components.graph_data import (
+    filtered_view,
+    graph_figure,
+    node_from_chart,
+    open_from_widget,
+    selected_data,
+    selected_graph,
+)
 from pages.components.graph_panel import render_legend, render_node_panel
-from skillorchestra_core.graph.filters import apply_filter
 from skillorchestra_core.graph.render_dot import dot_source
-from skillorchestra_core.graph.render_plotly import plotly_figure
 from skillorchestra_core.graph.render_pyvis import pyvis_html
 from skillorchestra_core.graph.text import md_escape
 
@@ -23,7 +28,7 @@ if data is None:
 g = selected_graph(data)
 hb = data.loaded.handbook_name
 controls = graph_controls(g, hb)
-view = apply_filter(g, controls.filter)
+view = filtered_view(data, controls.filter)
 node = node_from_chart(CHART_KEY)
 
 st.caption(f"{md_escape(data.label)} · showing {view.shown_skills} of {view.total_skills} skills, "
@@ -37,7 +42,7 @@ if view.matches:
 left, right = st.columns([3, 2], gap="medium")
 with left:
     if controls.view == VIEWS[0]:
-        fig = plotly_figure(view.graph, selected=node if node in view.graph else None, theme=theme_type())
+        fig = graph_figure(data, controls.filter, node, theme_type())
         st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=CHART_KEY,
                         config={"displaylogo": False, "scrollZoom": True})
     elif controls.view == VIEWS[1]:

@@ -44,7 +44,9 @@ lam = lambda_slider()
 request = Request(sel.handbook, sel.version, query, router, cost_unit, execute, tuple(runs))
 clicked = st.button("Route", type="primary", key="pg:route", shortcut="Ctrl+Enter", help="Ctrl+Enter")
 result = st.session_state.get("pg:result")
-from_link = result is None and bool(query.strip()) and "q" in st.query_params
+# A link opened in a new session shows its result at once; later typing waits for Route.
+from_link = "pg:visited" not in st.session_state and result is None and bool(query.strip()) and "q" in st.query_params
+st.session_state["pg:visited"] = True
 
 
 def _route(store: bool) -> None:

@@ -7,10 +7,13 @@ deployments with different databases never share entries.
 from __future__ import annotations
 
 import networkx as nx
+import plotly.graph_objects as go
 import streamlit as st
 
 from pages.components.context import current_selection
 from skillorchestra_core.db import session
+from skillorchestra_core.graph.filters import GraphFilter, GraphView, apply_filter
+from skillorchestra_core.graph.render_plotly import plotly_figure
 from skillorchestra_core.graph.service import VersionData, load_version_data, version_graph, with_level
 from skillorchestra_core.learning.competence import PriorConfig
 from skillorchestra_core.settings import get_settings
@@ -94,3 +97,25 @@ def node_from_chart(chart_key: str) -> str | None:
     elif not ids:
         st.session_state[seen_key] = ()
     return current_node()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _view(url: str, handbook: str, version: int, prior_kind: str, strength: float, flt: GraphFilter) -> GraphView:
+    return apply_filter(full_graph(url, handbook, version, prior_kind, strength), flt)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _figure(url: str, handbook: str, version: int, prior_kind: str, strength: float, flt: GraphFilter,
+            node: str | None, theme: str) -> go.Figure:
+    view = _view(url, handbook, version, prior_kind, strength, flt)
+    return plotly_figure(view.graph, selected=node if node in view.graph else None, theme=theme)
+
+
+def filtered_view(data: VersionData, flt: GraphFilter) -> GraphView:
+    """The filtered graph, cached per (version, prior, filter): a revisit recomputes nothing."""
+    return _view(db_url(), data.loaded.handbook_name, data.loaded.number, data.prior.kind, data.prior.strength, flt)
+
+
+def graph_figure(data: VersionData, flt: GraphFilter, node: str | None, theme: str) -> go.Figure:
+    return _figure(db_url(), data.loaded.handbook_name, data.loaded.number, data.prior.kind, data.prior.strength,
+                   flt, node, theme)

@@ -13,6 +13,7 @@ from skillorchestra_core.graph.panel import (
     ModePanel,
     SkillPanel,
     node_panel,
+    price_lines,
     ranking_lines,
 )
 from skillorchestra_core.graph.service import VersionData
@@ -66,17 +67,18 @@ def _agent(p: AgentPanel) -> None:
     st.caption(("model " + ", ".join(md_escape(m) for m in p.models)) if p.models else "no model string")
     if p.tools:
         st.caption("tools: " + ", ".join(md_escape(t) for t in p.tools))
-    st.markdown("**Price card** (USD per 1M tokens)")
-    st.dataframe(p.price_card, hide_index=True, width="stretch", key="graph:panel:price")
-    st.markdown("**Cost per call by mode**")
-    st.dataframe(p.costs, hide_index=True, width="stretch", key="graph:panel:costs",
-                 column_config={"cost per call (USD)": NUM(format="%.6f")})
+    st.markdown("**Price card and cost per call** (USD; prices per 1M tokens)")
+    st.markdown(md_escape_lines(price_lines(p.price_card, p.costs)))
     st.markdown("**Skills ranked by posterior mean**")
     if len(p.skills) <= 30:
         st.markdown(_ranking(ranking_lines(p.skills, "skill")))
     else:
         st.dataframe(p.skills[COMPACT_SKILL_COLUMNS], hide_index=True, width="stretch", column_config=INTERVAL_COLUMNS,
                      key="graph:panel:skills", height=420)
+
+
+def md_escape_lines(lines: list[str]) -> str:
+    return "\n".join(f"- {md_escape(line)}" for line in lines)
 
 
 def _ranking(lines: list[tuple[str, str]]) -> str:

@@ -20,6 +20,9 @@ from skillorchestra_core.routing.what_if import StepAt, TraceAt, step_at, trace_
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>~$:])")
 DETAILS = ("Utility chart", "Lambda path", "Per-skill contributions")
+# The role and agent columns first and wide enough for "runner-up" and long agent names (the grid cuts text).
+CANDIDATE_COLUMNS = {"": st.column_config.TextColumn("role", width=90, pinned=True),
+                     "agent": st.column_config.TextColumn("agent", width="medium", pinned=True)}
 
 
 def md(text) -> str:
@@ -97,7 +100,8 @@ def render_step(step: StepTrace, lam: float, key: str, compact: bool = False, ro
         _choice(step, at)
         if links is not None:
             links(step, at)
-        st.dataframe(candidates_frame(step, lam, routed_lam), hide_index=True, width="stretch")
+        st.dataframe(candidates_frame(step, lam, routed_lam), hide_index=True, width="stretch",
+                     column_config=CANDIDATE_COLUMNS)
         shown = st.segmented_control("Detail", DETAILS, key=f"{key}:detail", default=None,
                                      label_visibility="collapsed")  # charts on demand: a light first draw
         if shown == DETAILS[0]:

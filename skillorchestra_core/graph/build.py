@@ -13,8 +13,6 @@ here; every renderer escapes them for its medium.
 
 from __future__ import annotations
 
-import math
-
 import networkx as nx
 import pandas as pd
 
@@ -85,14 +83,6 @@ def _depths(parents: dict[str, str | None]) -> dict[str, int]:
     return depth
 
 
-def _float(value) -> float | None:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(out) else out
-
-
 def build_graph(content: HandbookContent, competence: pd.DataFrame,
                 queries_per_skill: dict[str, int] | None = None) -> nx.DiGraph:
     """The full graph of a version. `competence`: the table of `learning.profile.competence` for that version."""
@@ -127,18 +117,24 @@ def build_graph(content: HandbookContent, competence: pd.DataFrame,
 
 
 def _add_competence_edges(g: nx.DiGraph, competence: pd.DataFrame) -> None:
+    """One edge per (skill, agent) posterior; built from whole columns (100k edges at 5,000 skills x 20 agents)."""
     if competence is None or competence.empty:
         return
-    cols = ["agent", "mode", "skill", "mean", "ci_low", "ci_high", "n", "n_imported", "empirical_rate", "basis"]
-    for agent, mode, skill, mean, lo, hi, n, n_imp, emp, basis in competence[cols].itertuples(index=False):
-        s_id, a_id = skill_id(skill), agent_id(agent)
-        if s_id not in g or a_id not in g:
-            continue
-        g.add_edge(s_id, a_id, kind=COMPETENCE, weight=float(mean), mean=float(mean), ci_low=float(lo),
-                   ci_high=float(hi), n=float(n), n_imported=float(n_imp), empirical_rate=_float(emp),
-                   basis=str(basis), mode=mode)
-        node = g.nodes[s_id]
-        node["n"] = max(node["n"], float(n))
+    comp = competence.assign(s_id=SKILL + ":" + competence["skill"].astype(str),
+                             a_id=AGENT + ":" + competence["agent"].astype(str))
+    comp = comp[comp["s_id"].isin(list(g.nodes)) & comp["a_id"].isin(list(g.nodes))]
+    if comp.empty:
+        return
+    emp = comp["empirical_rate"].astype(float).to_numpy()
+    cols = {c: comp[c].astype(float).tolist() for c in ("mean", "ci_low", "ci_high", "n", "n_imported")}
+    rows = zip(comp["s_id"].tolist(), comp["a_id"].tolist(), cols["mean"], cols["ci_low"], cols["ci_high"],
+               cols["n"], cols["n_imported"], [None if x != x else float(x) for x in emp],
+               comp["basis"].astype(str).tolist(), comp["mode"].tolist())
+    g.add_edges_from((u, v, {"kind": COMPETENCE, "weight": m, "mean": m, "ci_low": lo, "ci_high": hi, "n": n,
+                             "n_imported": ni, "empirical_rate": e, "basis": b, "mode": mode})
+                     for u, v, m, lo, hi, n, ni, e, b, mode in rows)
+    for node, n in comp.groupby("s_id")["n"].max().items():
+        g.nodes[node]["n"] = max(g.nodes[node]["n"], float(n))
 
 
 def competence_edges(g: nx.DiGraph, node: str) -> list[tuple[str, str, dict]]:

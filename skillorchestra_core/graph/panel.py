@@ -125,3 +125,19 @@ def ranking_lines(ranked: pd.DataFrame, name_column: str = "agent") -> list[tupl
 
 
 COMPACT_SKILL_COLUMNS = ["skill", "mean", "ci_low", "ci_high", "n"]
+
+
+def price_lines(card: pd.DataFrame, costs: pd.DataFrame) -> list[str]:
+    """One plain line per mode: model, price card and mean cost per call (wraps in a narrow panel)."""
+    per_call = {r["mode"]: r for _, r in costs.iterrows()}
+    out = []
+    for _, r in card.iterrows():
+        price = ("no price card" if pd.isna(r["input_price_per_m"]) else
+                 f"in {r['input_price_per_m']:g} / out {r['output_price_per_m']:g} per 1M tokens"
+                 + (f" ({r['price_source']})" if r.get("price_source") else ""))
+        line = f"{r['mode']}: {r['model'] or 'no model string'}, {price}"
+        c = per_call.get(r["mode"])
+        if c is not None and not pd.isna(c["cost per call (USD)"]):
+            line += f"; {c['cost per call (USD)']:.6f} per call ({int(c['calls'])} calls, {c['source']})"
+        out.append(line)
+    return out

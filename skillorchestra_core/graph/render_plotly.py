@@ -74,8 +74,9 @@ def _colour_bar() -> go.Scatter:
 
 
 def _labels(g: nx.DiGraph, pos: Positions, colours: dict) -> list[dict]:
-    """One annotation per node: skills above, agents to the right, modes to the left, on a background."""
-    place = {MODE: ("right", -12, 0), SKILL: ("center", 0, 13), AGENT: ("left", 12, 0)}
+    """One annotation per node, on a background: modes and skills to the left of their node (where only the thin
+    tree line arrives; competence edges leave to the right), agents to the right (past their edges' ends)."""
+    place = {MODE: ("right", -12, 0), SKILL: ("right", -9, 0), AGENT: ("left", 12, 0)}
     out = []
     for n, d in g.nodes(data=True):
         anchor, dx, dy = place[d["kind"]]
@@ -113,7 +114,8 @@ def plotly_figure(g: nx.DiGraph, selected: str | None = None, pos: Positions | N
                   title: str | None = None, theme: str = "light") -> go.Figure:
     """The figure for `st.plotly_chart(..., on_select="rerun", selection_mode="points")`; `theme` is the
     Streamlit theme type ("light" or "dark"), for the label backgrounds and rings."""
-    pos = pos or layered_layout(g)
+    # Columns 2 units apart leave room for a skill's label between its node and its parent's column.
+    pos = pos or {n: (2.0 * x, y) for n, (x, y) in layered_layout(g).items()}
     colours = THEMES.get(theme, THEMES["light"])
     text_labels = g.number_of_nodes() > MAX_LABEL_ANNOTATIONS
     traces = _edge_traces(g, pos, colours["tree"]) + [_colour_bar()] + [
@@ -127,7 +129,7 @@ def plotly_figure(g: nx.DiGraph, selected: str | None = None, pos: Positions | N
         title=esc(title) if title else None, height=int(min(max(480, 34 * rows + 140), 4000)),
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10}, clickmode="event+select",
         dragmode="pan", hovermode="closest", showlegend=False,
-        xaxis={"visible": False, "range": [min(xs) - 1.2, max(xs) + 1.6]},
+        xaxis={"visible": False, "range": [min(xs) - 1.6, max(xs) + 2.6]},
         yaxis={"visible": False},
     )
     return fig

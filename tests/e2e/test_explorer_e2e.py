@@ -66,7 +66,8 @@ def test_clicking_a_plotly_node_opens_its_panel(page, app_server, wait_for_app, 
 def test_shared_url_opens_the_node(page, app_server, wait_for_app):
     _open(page, app_server, wait_for_app, "/graph?handbook=demo-agents&node=agent:search-1")
     page.get_by_role("heading", name="Agent · search-1").wait_for()
-    page.get_by_text("Cost per call by mode").wait_for()
+    page.get_by_text("Price card and cost per call").wait_for()
+    page.get_by_text(re.compile(r"per call \(\d+ calls")).first.wait_for()
 
 
 def test_explore_view_draws_offline(page, app_server, wait_for_app, screenshot):
