@@ -1,4 +1,5 @@
-"""SkillOrchestra Studio: Streamlit entry point. Navigation and sidebar chrome only; logic lives in skillorchestra_core."""
+"""SkillOrchestra Studio: Streamlit entry point. Navigation and sidebar chrome only; logic lives in
+skillorchestra_core."""
 
 import streamlit as st
 

@@ -58,7 +58,8 @@ def batch_choose(table: ModeTable, idx: np.ndarray, weights: np.ndarray, lam: fl
 
 
 def pad_activations(table: ModeTable, activations: list[list[tuple[str, float]]]) -> tuple[np.ndarray, np.ndarray]:
-    """Padded (idx, weights) from per-query [(skill, weight), ...] lists (unknown skills dropped, weights renormalised)."""
+    """Padded (idx, weights) from per-query [(skill, weight), ...] lists (unknown skills dropped, weights
+    renormalised)."""
     width = max((len(a) for a in activations), default=0) or 1
     idx = np.zeros((len(activations), width), dtype=np.int64)
     w = np.zeros((len(activations), width))

@@ -7,7 +7,8 @@ from skillorchestra_core.routing.inputs import check_lambda, check_query
 
     handbook = HandbookRouter.from_database("demo-qa", lam=0.1)
     router = Router(model_list=[
-        {"model_name": "pool", "litellm_params": {"model": "openai/gpt-4o"}, "model_info": {"handbook_agent": "gpt-4o"}},
+        {"model_name": "pool", "litellm_params": {"model": "openai/gpt-4o"},
+         "model_info": {"handbook_agent": "gpt-4o"}},
         {"model_name": "pool", "litellm_params": {"model": "openai/gpt-4o-mini"}},   # matched by model string
     ])
     strategy = HandbookRoutingStrategy(handbook).install(router)

@@ -157,7 +157,8 @@ def mode_table_from_frames(mode: str, comp: pd.DataFrame, costs: pd.DataFrame, a
     pool = pooled[pooled["mode"] == mode].drop_duplicates("agent").set_index("agent").reindex(names)
     s_all, n_all = pool["s_mode"].fillna(0.0).to_numpy(float), pool["n_mode"].fillna(0.0).to_numpy(float)
     tr = o[o["split"] == "train"] if len(o) else o
-    train = tr.groupby("agent")["score"].mean().reindex(names).to_numpy(float) if len(tr) else np.full(len(names), np.nan)
+    train = (tr.groupby("agent")["score"].mean().reindex(names).to_numpy(float) if len(tr)
+             else np.full(len(names), np.nan))
     with np.errstate(invalid="ignore", divide="ignore"):
         overall = np.where(n_all > 0, s_all / np.where(n_all > 0, n_all, 1.0), 0.0)
     general = pool["p"].fillna(0.5).to_numpy(float)  # the pooled rate: the score when no skill is active

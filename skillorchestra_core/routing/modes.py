@@ -124,7 +124,8 @@ class ModePolicy:
                 f"The run ends after the '{terminal}' mode." + (f" This is the last step: pick '{terminal}'."
                                                                 if last else "")
                 + " Reply with JSON only: {\"mode\": \"<one of the modes>\", \"reason\": \"...\"}.")},
-            {"role": "user", "content": "Modes:\n" + "\n".join(lines) + f"\n\nSteps so far:\n{done}\n\nQuery:\n{query}"},
+            {"role": "user",
+             "content": "Modes:\n" + "\n".join(lines) + f"\n\nSteps so far:\n{done}\n\nQuery:\n{query}"},
         ]
 
         def check(c: ModeChoice) -> None:

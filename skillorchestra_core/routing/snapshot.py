@@ -67,7 +67,8 @@ def from_snapshot(data: dict[str, Any]) -> RoutingModel:
     paths = data.get("paths")
     model = RoutingModel(
         handbook=data["handbook"], version=data.get("version"), content_hash=data.get("content_hash", ""),
-        modes=modes, skills={k: SkillSpec(**v) for k, v in data["skills"].items()}, synthetic=data.get("synthetic", False),
+        modes=modes, skills={k: SkillSpec(**v) for k, v in data["skills"].items()},
+        synthetic=data.get("synthetic", False),
         skill_queries=[(t, m, dict(w)) for t, m, w in data.get("skill_queries", [])],
         paths=PathEvidence(paths["texts"], paths["paths"], np.array(paths["success"], float)) if paths else None,
         settings=dict(data.get("settings", {})))

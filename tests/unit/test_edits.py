@@ -42,7 +42,8 @@ def test_merge_sums_evidence_of_both_skills():
 
 def test_merge_sums_imported_counts_instead_of_averaging():
     c = content()
-    c.imported = {("a", "m", "x"): ImportedCounts("a", "m", "x", 5, 2), ("a", "m", "y"): ImportedCounts("a", "m", "y", 3, 4)}
+    c.imported = {("a", "m", "x"): ImportedCounts("a", "m", "x", 5, 2),
+                  ("a", "m", "y"): ImportedCounts("a", "m", "y", 3, 4)}
     merged = merge_skills(c, "x", "y", SkillSpec("xy", "m"))
     counts = merged.imported[("a", "m", "xy")]
     assert (counts.alpha, counts.beta) == (1 + 4 + 2, 1 + 1 + 3)

@@ -107,7 +107,8 @@ def test_exports_of_evidence_use_the_empirical_rate(frames_url):
 def test_json_dump_has_everything_of_the_version(frames_url):
     d = doc(frames_url, "ev", "json")
     for key in ("handbook", "version", "content_hash", "parent_version", "author", "message", "source", "modes",
-                "skills", "agents", "imported_counts", "competence", "mode_costs", "counts", "evidence_batches", "learn_splits"):
+                "skills", "agents", "imported_counts", "competence", "mode_costs", "counts", "evidence_batches",
+                "learn_splits"):
         assert key in d, key
     assert (d["handbook"], d["version"], d["parent_version"]) == ("ev", 1, None)
     assert d["counts"]["queries"] == 4 and d["counts"]["trajectories"] == 8

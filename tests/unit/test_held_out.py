@@ -49,7 +49,8 @@ def test_flipped_test_outcomes_change_nothing_learned(db_url):
     clean, flipped = _learned(db_url, "clean"), _learned(db_url, "flipped")
     # the flipped handbook really holds different test evidence ...
     ev_c, ev_f = clean[6].evidence, flipped[6].evidence
-    assert (ev_c.loc[ev_c.split == "test", "score"].to_numpy() != ev_f.loc[ev_f.split == "test", "score"].to_numpy()).all()
+    test_c, test_f = ev_c.loc[ev_c.split == "test", "score"], ev_f.loc[ev_f.split == "test", "score"]
+    assert (test_c.to_numpy() != test_f.to_numpy()).all()
     # ... and learns exactly the same numbers
     pd.testing.assert_frame_equal(clean[0], flipped[0], check_exact=True)
     pd.testing.assert_frame_equal(clean[1], flipped[1], check_exact=True)

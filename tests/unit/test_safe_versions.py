@@ -134,7 +134,8 @@ def test_a_stale_editor_gets_a_conflict_and_writes_nothing(db_url):
     stale.skills["answer.t0"].name = "renamed"
     with session(db_url) as s:
         with pytest.raises(Conflict, match=r"newer version v2 by carol at \d{4}-\d\d-\d\d"):
-            commit_version(s, get_handbook(s, "hb"), stale, author="dave", message="late", parent=get_version(s, "hb", 1))
+            commit_version(s, get_handbook(s, "hb"), stale, author="dave", message="late",
+                           parent=get_version(s, "hb", 1))
         s.rollback()
         assert [v.number for v in list_versions(s, "hb")] == [1, 2]
 
