@@ -9,7 +9,7 @@ from pages.components.feedback import feedback_buttons
 from pages.components.links import step_links
 from pages.components.trace_view import download_trace, md, render_trace
 from skillorchestra_core.routing.explain import why_not
-from skillorchestra_core.routing.store import count_traces, list_traces, load_trace
+from skillorchestra_core.routing.store import count_traces, list_traces, load_trace, trace_exists
 from skillorchestra_core.routing.views import decisions_table, why_not_markdown
 
 ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
@@ -27,6 +27,11 @@ with open_session() as s:
     flt = page_picker(flt, total)
     table = list_traces(s, flt)
 wanted = st.query_params.get("trace")
+if wanted and wanted.isdigit() and int(wanted) not in set(table["id"]):
+    with open_session() as s:
+        if not trace_exists(s, int(wanted)):
+            st.warning(md(f"No stored decision #{wanted} (the link is stale): showing the list instead."))
+            wanted = None
 if table.empty:
     st.info("No stored decision matches. Route a query on the Playground page or with `skillorchestra route`.")
     if not (wanted and wanted.isdigit()):

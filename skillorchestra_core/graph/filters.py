@@ -170,8 +170,9 @@ def apply_filter(g: nx.DiGraph, f: GraphFilter = GraphFilter()) -> GraphView:
     for m in sorted(modes_shown):
         if mode_id(m) in g:
             view.add_node(mode_id(m), **g.nodes[mode_id(m)], match=False)
+    collapsed = scope - visible if f.depth is not None or truncated else set()
     for node in sorted(visible):
-        hidden = len(skill_subtree(g, node) & (scope - visible)) if f.depth is not None or truncated else 0
+        hidden = len(skill_subtree(g, node) & collapsed) if collapsed else 0
         view.add_node(node, **g.nodes[node], hidden_children=hidden, match=node in hit)
     for node in sorted(shown_agents):
         view.add_node(node, **g.nodes[node], match=node in hit)

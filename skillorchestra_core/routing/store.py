@@ -117,6 +117,10 @@ def list_traces(s: Session, f: TraceFilter = TraceFilter()) -> pd.DataFrame:
     return pd.DataFrame([tuple(r) for r in rows], columns=LIST_COLUMNS)
 
 
+def trace_exists(s: Session, trace_id: int) -> bool:
+    return s.get(DecisionTrace, trace_id) is not None
+
+
 def count_traces(s: Session, f: TraceFilter = TraceFilter()) -> int:
     return s.exec(select(func.count()).select_from(DecisionTrace).where(*_where(f))).one()
 

@@ -131,3 +131,10 @@ def test_decisions_page_without_traces(app_db, open_at):
     at = open_at()
     assert not at.exception
     assert any("No stored decision" in i.value for i in at.info)
+
+
+def test_a_stale_decision_link_is_harmless(stored, open_at):
+    at = open_at(trace="987654")
+    assert not at.exception
+    assert any("987654" in w.value and "stale" in w.value for w in at.warning)
+    assert at.selectbox(key="dec:open").value == stored["cheapest"]

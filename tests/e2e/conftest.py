@@ -14,6 +14,10 @@ Fixtures for every e2e test module:
 - `escape_probe` (session): the handbook in the app's database whose skill name is `<img src=x onerror=alert(1)>`.
 - `warm_up` (session): `warm_up(base_url)` opens a server's entry page once, so the first test does not pay the
   server's start-up. (A cold deep link works too: test_deep_link_e2e.py.)
+- `open_context`: `open_context(viewport, color_scheme) -> (context, page)`, a page recording requests outside the
+  app origins in `page.external` (for tests that need a viewport, a theme or a second browser context).
+- `copy_db` (session): `copy_db(url, target_path) -> url`, a copy of a SQLite database.
+The server launcher itself lives in tests/support/streamlit_server.py (the browser benchmarks use it too).
 
 All tests in tests/e2e are marked `e2e` and skip, with the reason, when /usr/bin/chromium is absent.
 """
