@@ -16,6 +16,7 @@ from pages.components.posterior_controls import (
 from pages.components.posterior_panels import render_density, render_evidence, render_unseen_note
 from skillorchestra_core.graph.posterior_figures import forest_figure, heatmap_figure
 from skillorchestra_core.graph.posterior_views import forest_rows, heatmap_frames, skill_names
+from skillorchestra_core.graph.text import md_escape
 
 ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
@@ -27,6 +28,8 @@ data = selected_data(prior, level)
 if data is None:
     st.stop()
 agents, skills = selection_controls(data)
+st.caption(f"{md_escape(data.label)}: every posterior here is {data.frames.learned_from} "
+           "(val and test outcomes are kept for evaluation).")
 render_unseen_note(data, agents, skills, score)
 
 TABS = ["Forest plot", "Densities", "Heatmap", "Evidence"]

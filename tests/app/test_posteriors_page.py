@@ -1,6 +1,7 @@
 """AppTest of the Posteriors page on the demo database: plots, level and prior and score toggles, evidence."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -28,6 +29,7 @@ def test_posteriors_render_every_demo_handbook(app_db, open_at, handbook):
     at = open_at(handbook)
     assert not at.exception
     assert at.title[0].value == "Posteriors"
+    assert any(re.search(r"learned from [\d,]+ train queries", c.value) for c in at.caption)
     figs = _figures(at)
     assert len(figs) == 1  # lazy tabs: only the open one (the forest plot) is drawn
     agents = at.multiselect(key=f"post:agents:{handbook}").value
