@@ -82,12 +82,24 @@ def get_handbook(s: Session, name: str) -> Handbook:
     return hb
 
 
+def is_candidate(version: HandbookVersion) -> bool:
+    """A selection candidate: a stored branch of another version, never the handbook's latest."""
+    return "candidate" in (version.metadata_ or {})
+
+
+def latest_version(s: Session, handbook_id: int) -> HandbookVersion | None:
+    """The handbook's latest version: the newest one that is not a selection candidate."""
+    rows = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == handbook_id)
+                  .order_by(HandbookVersion.number.desc()))
+    return next((v for v in rows if not is_candidate(v)), None)
+
+
 def get_version(s: Session, name: str, number: int | None = None) -> HandbookVersion:
-    """The numbered version of handbook `name`, or its latest when `number` is None."""
+    """The numbered version of handbook `name`, or its latest (not a selection candidate) when `number` is None."""
     hb = get_handbook(s, name)
     stmt = select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id)
     if number is None:
-        version = s.exec(stmt.order_by(HandbookVersion.number.desc())).first()
+        version = latest_version(s, hb.id)
     else:
         version = s.exec(stmt.where(HandbookVersion.number == number)).first()
     if version is None:
@@ -147,11 +159,8 @@ def load_version_by_id(s: Session, version_id: int) -> LoadedVersion:
 
 
 def latest_content(s: Session, handbook_id: int) -> tuple[HandbookVersion | None, HandbookContent]:
-    """The newest version and a fresh copy of its content to edit (empty content for a new handbook)."""
-    version = s.exec(
-        select(HandbookVersion).where(HandbookVersion.handbook_id == handbook_id)
-        .order_by(HandbookVersion.number.desc())
-    ).first()
+    """The latest version and a fresh copy of its content to edit (empty content for a new handbook)."""
+    version = latest_version(s, handbook_id)
     return version, (load_content(s, version.id) if version else HandbookContent())
 
 
@@ -165,8 +174,12 @@ def commit_version(
     source: str = "",
     parent: HandbookVersion | None = None,
     force: bool = False,
+    branch: bool = False,
 ) -> tuple[HandbookVersion, bool]:
     """Store `content` as the next version of `handbook`, on top of `parent`. Returns (version, created).
+
+    `branch=True` stores a selection candidate derived from `parent` (content metadata has a "candidate" entry): it
+    takes the next number but never becomes the latest version, so it needs no compare-and-set.
 
     A compare-and-set: when `parent` is no longer the latest version (someone committed since it was read) this
     raises Conflict naming the newer version, and writes nothing (the caller rolls back). When the content equals
@@ -176,12 +189,15 @@ def commit_version(
     problems = validate_content(content)
     if problems:
         raise StudioError("handbook content is inconsistent: " + "; ".join(problems[:5]))
-    _take_latest(s, handbook, parent)
+    if branch != ("candidate" in content.metadata):
+        raise StudioError("a selection candidate is committed with branch=True and a 'candidate' metadata entry")
+    _take_latest(s, handbook, None if branch else parent, check=not branch)
     query_keys = dict(s.exec(select(Query.id, Query.ext_id).where(Query.handbook_id == handbook.id)).all())
     digest = content.content_hash(query_keys, batch_digests(s, content.evidence_batches))
     if parent is not None and parent.content_hash == digest and not force:
         return parent, False
-    number = (parent.number if parent else 0) + 1
+    number = (s.exec(select(func.max(HandbookVersion.number)).where(
+        HandbookVersion.handbook_id == handbook.id)).one() or 0) + 1
     version = HandbookVersion(
         handbook_id=handbook.id, number=number, parent_id=parent.id if parent else None, author=author,
         message=message, source=source, content_hash=digest,
@@ -201,15 +217,14 @@ def commit_version(
     return version, True
 
 
-def _take_latest(s: Session, handbook: Handbook, parent: HandbookVersion | None) -> None:
+def _take_latest(s: Session, handbook: Handbook, parent: HandbookVersion | None, check: bool = True) -> None:
     """Lock the handbook for writing and check that `parent` is still its latest version."""
     try:
         lock_for_write(s, f"handbook:{handbook.name}")
     except OperationalError as exc:  # SQLite: this transaction read a snapshot older than another writer's commit
         raise _conflict(s, handbook, parent) from exc
-    latest = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == handbook.id)
-                    .order_by(HandbookVersion.number.desc())).first()
-    if (latest.id if latest else None) != (parent.id if parent else None):
+    latest = latest_version(s, handbook.id)
+    if check and (latest.id if latest else None) != (parent.id if parent else None):
         raise _describe_conflict(handbook.name, parent, latest)
 
 
@@ -218,8 +233,9 @@ def _conflict(s: Session, handbook: Handbook, parent: HandbookVersion | None) ->
     from sqlalchemy.orm import Session as PlainSession
 
     with PlainSession(s.get_bind().engine) as fresh:
-        latest = fresh.execute(select(HandbookVersion).where(HandbookVersion.handbook_id == handbook.id)
-                               .order_by(HandbookVersion.number.desc())).scalars().first()
+        rows = fresh.execute(select(HandbookVersion).where(HandbookVersion.handbook_id == handbook.id)
+                             .order_by(HandbookVersion.number.desc())).scalars().all()
+        latest = next((v for v in rows if not is_candidate(v)), None)
         fresh.expunge_all()
     return _describe_conflict(handbook.name, parent, latest)
 

@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 from skillorchestra_core.db.models import Handbook, HandbookVersion, RefinementCandidate
 from skillorchestra_core.errors import NotFound, StudioError
 from skillorchestra_core.handbook.content import HandbookContent
-from skillorchestra_core.handbook.store import LoadedVersion, get_handbook, load_content
+from skillorchestra_core.handbook.store import LoadedVersion, get_handbook, latest_version, load_content
 from skillorchestra_core.refinement.records import CandidateRecord, Proposal
 
 STATUSES = ("pending", "approved", "edited", "rejected", "superseded")
@@ -140,8 +140,7 @@ def _unchanged(old: HandbookContent, new: HandbookContent, row: RefinementCandid
 def refresh(s: Session, handbook_id: int) -> tuple[int, int]:
     """Carry pending candidates on older versions forward to the latest, or supersede them. Returns (carried,
     superseded). Each change is a compare-and-set on the row version."""
-    latest = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == handbook_id)
-                    .order_by(HandbookVersion.number.desc())).first()
+    latest = latest_version(s, handbook_id)
     if latest is None:
         return 0, 0
     stale = s.exec(select(RefinementCandidate).where(

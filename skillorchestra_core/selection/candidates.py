@@ -18,10 +18,9 @@ from dataclasses import asdict, dataclass, field
 from sqlmodel import Session, select
 
 from skillorchestra_core.db.models import Handbook, HandbookVersion, Query
-from skillorchestra_core.errors import Conflict, NotFound
 from skillorchestra_core.evidence.batches import batch_digests
 from skillorchestra_core.handbook.content import HandbookContent
-from skillorchestra_core.handbook.store import LoadedVersion, commit_version, get_handbook, load_version
+from skillorchestra_core.handbook.store import LoadedVersion, commit_version, load_version
 from skillorchestra_core.selection import tree
 
 
@@ -61,18 +60,8 @@ def depth_name(depth_map: dict[str, int]) -> str:
 
 
 def source_version(s: Session, handbook: str, number: int | None = None) -> LoadedVersion:
-    """The version candidates come from: `number`, else the latest version that is not itself a candidate."""
-    if number is not None:
-        return load_version(s, handbook, number)
-    hb = get_handbook(s, handbook)
-    rows = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id)
-                  .order_by(HandbookVersion.number.desc())).all()
-    for v in rows:
-        if "candidate" not in (v.metadata_ or {}):
-            return load_version(s, handbook, v.number)
-    if not rows:
-        raise NotFound(f"handbook {handbook!r} has no version")
-    return load_version(s, handbook, rows[0].number)
+    """The version candidates come from: `number`, else the latest version (candidates never are)."""
+    return load_version(s, handbook, number)
 
 
 def content_digest(s: Session, handbook_id: int, content: HandbookContent) -> str:
@@ -83,9 +72,8 @@ def content_digest(s: Session, handbook_id: int, content: HandbookContent) -> st
 
 def store_candidate(s: Session, source: LoadedVersion, content: HandbookContent, *, name: str, kind: str,
                     depth_map: dict[str, int], pruned: tuple[str, ...] = (), author: str = "selection") -> Candidate:
-    """Commit `content` as a candidate version of the source's handbook, or reuse a stored version with the same
-    content hash. Retries (up to 3 attempts) when another writer committed in between (the content does not
-    depend on it)."""
+    """Commit `content` as a candidate version of the source's handbook (a branch of the source: it never becomes
+    the handbook's latest version), or reuse a stored version with the same content hash."""
     digest = content_digest(s, source.handbook_id, content)
     found = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == source.handbook_id,
                                                  HandbookVersion.content_hash == digest)
@@ -95,16 +83,9 @@ def store_candidate(s: Session, source: LoadedVersion, content: HandbookContent,
                    "depth_map": depth_map, "pruned": list(pruned)}
         content.metadata = {**source.content.metadata, "candidate": lineage}
         hb = s.get(Handbook, source.handbook_id)
-        for attempt in range(3):
-            latest = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id)
-                            .order_by(HandbookVersion.number.desc())).first()
-            try:
-                found, _ = commit_version(s, hb, content, author=author, source="selection",
-                                          message=f"candidate {name} of v{source.number}", parent=latest, force=True)
-                break
-            except Conflict:
-                if attempt == 2:
-                    raise
+        parent = s.get(HandbookVersion, source.version_id)
+        found, _ = commit_version(s, hb, content, author=author, source="selection", branch=True,
+                                  message=f"candidate {name} of v{source.number}", parent=parent, force=True)
     meta = (found.metadata_ or {}).get("candidate") or {}
     label = meta.get("name", name)
     return Candidate(label, found.number, found.id, found.content_hash, len(content.skills),

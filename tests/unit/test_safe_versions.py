@@ -198,3 +198,23 @@ def test_the_demo_is_the_same_from_any_hash_seed(tmp_path):
                              capture_output=True, text=True, check=True, cwd=os.getcwd())
         hashes.add(out.stdout.strip())
     assert len(hashes) == 1
+
+
+def test_a_selection_candidate_never_becomes_the_latest_version(db_url):
+    with session(db_url) as s:
+        ingest_outcomes(s, "hb", _rows("x"), source_label="x", skills_from_task=True)
+        s.commit()
+        v1 = get_version(s, "hb")
+        branch = load_content(s, v1.id)
+        branch.metadata["candidate"] = {"name": "depth0"}
+        candidate, _ = commit_version(s, get_handbook(s, "hb"), branch, author="sel", message="candidate",
+                                      parent=v1, branch=True, force=True)
+        s.commit()
+        assert candidate.number == 2 and get_version(s, "hb").number == 1
+        edited = load_content(s, v1.id)
+        edited.skills["answer.t0"].name = "renamed"  # an editor on v1 is not in conflict with the candidate
+        v3, _ = commit_version(s, get_handbook(s, "hb"), edited, author="ed", message="edit", parent=v1)
+        s.commit()
+        assert v3.number == 3 and get_version(s, "hb").number == 3
+        with pytest.raises(StudioError, match="branch=True"):
+            commit_version(s, get_handbook(s, "hb"), branch, author="sel", message="x", parent=v3)
