@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from pages.components.context import current_selection, ensure_app_shell, open_session
-from pages.components.review_widgets import acting_identity, identity_caption, run_action, show_flash, table
+from pages.components.context import ensure_app_shell, open_session
+from pages.components.review_widgets import review_page_header, run_action, table
 from skillorchestra_core.refinement import views
 from skillorchestra_core.refinement.diff import diff_versions
 from skillorchestra_core.refinement.history import restore_version, version_rows
@@ -12,14 +12,7 @@ from skillorchestra_core.settings import get_settings
 
 ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
-st.title("Version history")
-sel = current_selection()
-if not sel.handbook:
-    st.info("No handbook yet. Run `skillorchestra demo` or import outcomes.")
-    st.stop()
-who = acting_identity()
-identity_caption(who)
-show_flash()
+sel, who = review_page_header("Version history")
 
 with open_session() as s:
     rows = version_rows(s, sel.handbook)

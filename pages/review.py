@@ -3,8 +3,8 @@ and approve / approve with edits / reject. Shortcuts: A approve, E approve with 
 
 import streamlit as st
 
-from pages.components.context import current_selection, ensure_app_shell, open_session
-from pages.components.review_widgets import acting_identity, identity_caption, run_action, show_flash, table
+from pages.components.context import ensure_app_shell, open_session
+from pages.components.review_widgets import review_page_header, run_action, table
 from pages.components.trace_view import md
 from skillorchestra_core.refinement import views
 from skillorchestra_core.refinement.history import preview_candidate, proposal_for
@@ -17,14 +17,7 @@ from skillorchestra_core.settings import get_settings
 
 ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
-st.title("Review queue")
-sel = current_selection()
-if not sel.handbook:
-    st.info("No handbook yet. Run `skillorchestra demo` or import outcomes.")
-    st.stop()
-who = acting_identity()
-identity_caption(who)
-show_flash()
+sel, who = review_page_header("Review queue")
 
 
 @st.cache_data(show_spinner="Computing the diff this decision would cause...", max_entries=64)

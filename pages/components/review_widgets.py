@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.components.context import open_session
+from pages.components.context import current_selection, open_session
 from pages.components.trace_view import md
 from skillorchestra_core.errors import Conflict, StudioError
 
@@ -63,3 +63,17 @@ def table(rows: list[dict], key: str | None = None) -> None:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key=key)
     else:
         st.caption("(none)")
+
+
+def review_page_header(title: str):
+    """Title, the picked handbook (stops with a hint when there is none), the acting reviewer and any flash
+    message: the head of every review page. Returns (selection, reviewer)."""
+    st.title(title)
+    sel = current_selection()
+    if not sel.handbook:
+        st.info("No handbook yet. Run `skillorchestra demo` or import outcomes.")
+        st.stop()
+    who = acting_identity()
+    identity_caption(who)
+    show_flash()
+    return sel, who
