@@ -14,7 +14,7 @@ from typing import Iterable
 from sqlalchemy import insert
 from sqlmodel import Session, select
 
-from skillorchestra_core.db.models import EvidenceBatch, Query, Trajectory, VersionBatch
+from skillorchestra_core.db.models import EvidenceBatch, VersionBatch
 
 # Fields that identify a trajectory's content; the digest covers them in a fixed order.
 DIGEST_FIELDS = ("ext_id", "agent", "mode", "source", "score", "prompt_tokens", "completion_tokens", "cost_usd",
@@ -68,11 +68,3 @@ def handbook_digests(s: Session, handbook_id: int) -> dict[str, int]:
     """digest -> batch id for every batch the handbook holds."""
     rows = s.exec(select(EvidenceBatch.digest, EvidenceBatch.id).where(EvidenceBatch.handbook_id == handbook_id))
     return {d: i for d, i in rows}
-
-
-def stored_rows(s: Session, batch_id: int) -> list[tuple]:
-    """A stored batch's rows in DIGEST_FIELDS order (used to backfill digests of older databases)."""
-    stmt = (select(Query.ext_id, Trajectory.agent, Trajectory.mode, Trajectory.source, Trajectory.score,
-                   Trajectory.prompt_tokens, Trajectory.completion_tokens, Trajectory.cost_usd, Trajectory.latency_s)
-            .join(Query, Query.id == Trajectory.query_id).where(Trajectory.batch_id == batch_id))
-    return [tuple(r) for r in s.exec(stmt)]
