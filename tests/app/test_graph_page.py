@@ -7,7 +7,7 @@ import pytest
 from skillorchestra_core.db import session
 from skillorchestra_core.graph.service import load_version_data
 
-PAGE = "pages/graph.py"
+PAGE = "app_pages/graph.py"
 CHART = "graph:chart"
 
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.bench
 
-PAGES = ["pages/overview.py", "pages/graph.py", "pages/posteriors.py", "pages/playground.py", "pages/decisions.py"]
+PAGES = [f"app_pages/{name}.py" for name in ("overview", "graph", "posteriors", "playground", "decisions")]
 TARGET_S = 1.0
 
 

@@ -3,14 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from pages.components.context import current_selection, ensure_app_shell, open_session
+from app_pages.components.context import current_selection, open_session
 from skillorchestra_core.selection.figures import pareto_figure, run_of_point
 from skillorchestra_core.selection.publish import publish, published
 from skillorchestra_core.selection.service import select as run_select
 from skillorchestra_core.selection.sweep import SweepOptions
 from skillorchestra_core.selection.view import breakdown, facets, load_view
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 st.title("Pareto")
 st.caption("Validation runs (replay: each choice scored with the chosen agent's recorded outcome) of every "

@@ -3,10 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from pages.components.cached import overview, summaries
-from pages.components.context import current_selection, ensure_app_shell
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
+from app_pages.components.cached import overview, summaries
+from app_pages.components.context import current_selection
 
 st.title("SkillOrchestra Studio")
 st.caption("Curate the routing knowledge of a compound AI system: modes, skills, agent competence and cost.")

@@ -10,7 +10,7 @@ import networkx as nx
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages.components.context import current_selection
+from app_pages.components.context import current_selection
 from skillorchestra_core.db import session
 from skillorchestra_core.graph.filters import GraphFilter, GraphView, apply_filter
 from skillorchestra_core.graph.render_plotly import plotly_figure

@@ -3,9 +3,9 @@ and approve / approve with edits / reject. Shortcuts: A approve, E approve with 
 
 import streamlit as st
 
-from pages.components.context import ensure_app_shell, open_session
-from pages.components.review_widgets import review_page_header, run_action, table
-from pages.components.trace_view import md
+from app_pages.components.context import open_session
+from app_pages.components.review_widgets import review_page_header, run_action, table
+from app_pages.components.trace_view import md
 from skillorchestra_core.refinement import views
 from skillorchestra_core.refinement.history import preview_candidate, proposal_for
 from skillorchestra_core.refinement.proposing import propose_pending
@@ -14,8 +14,6 @@ from skillorchestra_core.refinement.review import approve, reject
 from skillorchestra_core.refinement.run import detect_and_store
 from skillorchestra_core.refinement.store import STATUSES, list_candidates
 from skillorchestra_core.settings import get_settings
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 sel, who = review_page_header("Review queue")
 

@@ -3,14 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from pages.components.context import ensure_app_shell, open_session
-from pages.components.review_widgets import review_page_header, run_action, table
+from app_pages.components.context import open_session
+from app_pages.components.review_widgets import review_page_header, run_action, table
 from skillorchestra_core.refinement import views
 from skillorchestra_core.refinement.diff import diff_versions
 from skillorchestra_core.refinement.history import restore_version, version_rows
 from skillorchestra_core.settings import get_settings
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 sel, who = review_page_header("Version history")
 

@@ -2,13 +2,11 @@
 
 import streamlit as st
 
-from pages.components.context import current_selection, ensure_app_shell
+from app_pages.components.context import current_selection
 from skillorchestra_core.errors import StudioError
 from skillorchestra_core.learning import runs, views
 from skillorchestra_core.learning.pipeline import LearnOptions
 from skillorchestra_core.settings import get_settings
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 st.title("Learn")
 st.caption("Contrast the agents that succeeded with those that failed on each train query, name the skills that "

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from pages.components.context import ensure_app_shell, theme_type
-from pages.components.graph_controls import VIEWS, graph_controls
-from pages.components.graph_data import (
+from app_pages.components.context import theme_type
+from app_pages.components.graph_controls import VIEWS, graph_controls
+from app_pages.components.graph_data import (
     filtered_view,
     graph_figure,
     node_from_chart,
@@ -12,12 +12,10 @@ from pages.components.graph_data import (
     selected_data,
     selected_graph,
 )
-from pages.components.graph_panel import render_legend, render_node_panel
+from app_pages.components.graph_panel import render_legend, render_node_panel
 from skillorchestra_core.graph.render_dot import dot_source
 from skillorchestra_core.graph.render_pyvis import pyvis_html
 from skillorchestra_core.graph.text import md_escape
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 CHART_KEY = "graph:chart"
 

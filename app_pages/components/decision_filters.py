@@ -7,7 +7,7 @@ import math
 
 import streamlit as st
 
-from pages.components.context import Selection, open_session
+from app_pages.components.context import Selection, open_session
 from skillorchestra_core.routing.store import TraceFilter, trace_facets
 from skillorchestra_core.routing.trace import RouteTrace
 

@@ -2,9 +2,8 @@
 
 import streamlit as st
 
-from pages.components.context import ensure_app_shell
-from pages.components.graph_data import default_prior, selected_data
-from pages.components.posterior_controls import (
+from app_pages.components.graph_data import default_prior, selected_data
+from app_pages.components.posterior_controls import (
     HEATMAP_KEY,
     default_focus,
     density_skill,
@@ -13,12 +12,10 @@ from pages.components.posterior_controls import (
     selection_controls,
     top_controls,
 )
-from pages.components.posterior_panels import render_density, render_evidence, render_unseen_note
+from app_pages.components.posterior_panels import render_density, render_evidence, render_unseen_note
 from skillorchestra_core.graph.posterior_figures import forest_figure, heatmap_figure
 from skillorchestra_core.graph.posterior_views import forest_rows, heatmap_frames, skill_names
 from skillorchestra_core.graph.text import md_escape
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 st.title("Posteriors")
 st.caption("Competence of each agent on each skill: Beta(a0 + S, b0 + F) from weighted outcomes. Compare agents, "

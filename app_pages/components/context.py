@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
 from typing import NamedTuple
 
 import streamlit as st
@@ -13,22 +11,6 @@ from skillorchestra_core.db import get_engine
 from skillorchestra_core.errors import NotFound
 from skillorchestra_core.handbook.revision import handbook_names
 from skillorchestra_core.handbook.store import get_version, list_versions
-
-APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
-
-
-def ensure_app_shell() -> None:
-    """Run app.py (navigation, sidebar) when Streamlit ran this page file on its own.
-
-    On a fresh server the first request straight to a deep link (/graph?...) is resolved by Streamlit's legacy
-    `pages/` lookup, which runs the page file without app.py; app.py's st.navigation then switches the server to
-    the registered pages and runs this page again inside the shell, keeping the URL and its query params.
-    """
-    from streamlit.runtime.pages_manager import PagesManager  # noqa: PLC0415
-
-    if getattr(PagesManager, "uses_pages_directory", False):
-        runpy.run_path(str(APP_PATH), run_name="__main__")
-        st.stop()
 
 
 @st.cache_resource

@@ -4,20 +4,18 @@ import time
 
 import streamlit as st
 
-from pages.components.context import current_selection, ensure_app_shell, open_session
-from pages.components.feedback import feedback_buttons
-from pages.components.links import step_links
-from pages.components.playground_inputs import Request, lambda_slider, query_input, settings_inputs
-from pages.components.presenter import hide_chrome, presenter_toggle, stage, sweep
-from pages.components.trace_view import download_trace, md, render_header, render_step, render_trace
+from app_pages.components.context import current_selection, open_session
+from app_pages.components.feedback import feedback_buttons
+from app_pages.components.links import step_links
+from app_pages.components.playground_inputs import Request, lambda_slider, query_input, settings_inputs
+from app_pages.components.presenter import hide_chrome, presenter_toggle, stage, sweep
+from app_pages.components.trace_view import download_trace, md, render_header, render_step, render_trace
 from skillorchestra_core.handbook.store import list_versions
 from skillorchestra_core.routing.compare import executions, route_all
 from skillorchestra_core.routing.engine import RouteOptions
 from skillorchestra_core.routing.service import evidence_queries, router_choices
 from skillorchestra_core.routing.trace import RouteTrace
 from skillorchestra_core.settings import get_settings
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 sel = current_selection()
 big = presenter_toggle()

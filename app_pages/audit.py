@@ -3,11 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from pages.components.context import ensure_app_shell, open_session
-from pages.components.review_widgets import table
+from app_pages.components.context import open_session
+from app_pages.components.review_widgets import table
 from skillorchestra_core.refinement.history import audit_rows
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 st.title("Audit log")
 st.caption("Newest first. Review decisions (refinement.*), versions, restores and member changes.")

@@ -3,16 +3,14 @@
 
 import streamlit as st
 
-from pages.components.context import current_selection, ensure_app_shell, open_session
-from pages.components.decision_filters import decision_filter, page_picker, pick_step
-from pages.components.feedback import feedback_buttons
-from pages.components.links import step_links
-from pages.components.trace_view import download_trace, md, render_trace
+from app_pages.components.context import current_selection, open_session
+from app_pages.components.decision_filters import decision_filter, page_picker, pick_step
+from app_pages.components.feedback import feedback_buttons
+from app_pages.components.links import step_links
+from app_pages.components.trace_view import download_trace, md, render_trace
 from skillorchestra_core.routing.explain import why_not
 from skillorchestra_core.routing.store import count_traces, list_traces, load_trace, trace_exists
 from skillorchestra_core.routing.views import decisions_table, why_not_markdown
-
-ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
 
 st.title("Decisions")
 sel = current_selection()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.components.context import open_session
+from app_pages.components.context import open_session
 from skillorchestra_core.handbook.overview import VersionOverview, version_overview
 from skillorchestra_core.handbook.revision import data_revision
 from skillorchestra_core.handbook.store import HandbookSummary, summarise_handbooks
