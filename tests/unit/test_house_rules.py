@@ -30,3 +30,33 @@ def test_importing_every_core_module_loads_neither_streamlit_nor_litellm():
             "print(sorted(k for k in ('streamlit', 'litellm') if k in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+APP_ROOT = CORE.parent
+
+
+def _imported_modules(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
+
+
+def test_no_legacy_pages_folder_and_every_registered_page_exists():
+    # Streamlit treats a `pages/` folder beside the entry point as legacy multipage mode (cold deep links then miss).
+    assert not (APP_ROOT / "pages").exists()
+    paths = [node.args[0].value for node in ast.walk(ast.parse((APP_ROOT / "app.py").read_text()))
+             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"]
+    assert len(paths) >= 5 and all(p.startswith("app_pages/") and (APP_ROOT / p).is_file() for p in paths), paths
+
+
+def test_app_uses_only_public_streamlit_modules():
+    offenders = [f"{p.relative_to(APP_ROOT)}: {m}"
+                 for p in [APP_ROOT / "app.py", *sorted((APP_ROOT / "app_pages").rglob("*.py"))]
+                 for m in _imported_modules(p)
+                 if m.startswith("streamlit.") and m.split(".")[1] in ("runtime", "web", "elements", "delta_generator")
+                 or m == "runpy"]
+    assert offenders == []
