@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from skillorchestra_core.errors import BadRow, ImportRejected, StudioError
+from skillorchestra_core.formats import bounds
 
 SPLITS = ("train", "val", "test")
 _SPLIT_ALIASES = {"validation": "val", "valid": "val", "dev": "val"}
@@ -191,15 +192,7 @@ def as_float(value: Any, name: str) -> float:
         if not math.isfinite(out):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
         return out
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        out = float(value)  # float() itself ignores surrounding whitespace
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(out):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return out
+    return bounds.number(value, name)
 
 
 def as_unit(value: Any, name: str = "score") -> float:
@@ -217,12 +210,10 @@ def as_nonneg_float(value: Any, name: str) -> float:
 
 
 def as_nonneg_int(value: Any, name: str) -> int:
+    """A token count: a whole number within [0, bounds.MAX_TOKENS]."""
     if value.__class__ is str and value.isascii() and value.isdigit() and len(value) < 16:  # the common case
         return int(value)
-    out = as_nonneg_float(value, name)
-    if not out.is_integer():
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    return int(out)
+    return bounds.tokens(value, name)
 
 
 def as_bool(value: Any, name: str = "success") -> bool:
