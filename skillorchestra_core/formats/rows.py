@@ -7,7 +7,6 @@ per row so a file is reported in full, never one error at a time.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from skillorchestra_core.errors import BadRow, ImportRejected, StudioError
-from skillorchestra_core.formats import bounds
+from skillorchestra_core.formats import bounds, json_safe
 
 SPLITS = ("train", "val", "test")
 _SPLIT_ALIASES = {"validation": "val", "valid": "val", "dev": "val"}
@@ -137,9 +136,9 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
         if not raw.strip():
             continue
         try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            yield number, None, f"invalid JSON at column {exc.colno}: {exc.msg}"
+            rec = json_safe.loads(raw)
+        except json_safe.JsonProblem as exc:
+            yield number, None, exc.reason
             continue
         if isinstance(rec, dict):
             yield number, rec, None
@@ -148,13 +147,12 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
 
 
 def load_json_document(path: Path) -> Any:
-    import json
-
     text = read_text(path)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedFile(f"{path}:{exc.lineno}: invalid JSON at column {exc.colno}: {exc.msg}") from None
+        return json_safe.loads(text)
+    except json_safe.JsonProblem as exc:
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise MalformedFile(f"{where}: {exc.reason}") from None
 
 
 # --- values --------------------------------------------------------------------------------------------------------
