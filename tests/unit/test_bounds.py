@@ -5,7 +5,11 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 import re
+import signal
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,7 +25,7 @@ from skillorchestra_core.formats.canonical import import_handbook
 from skillorchestra_core.formats.exploration import import_exploration
 from skillorchestra_core.formats.llmrouter import import_llmrouter
 from skillorchestra_core.formats.outcomes import import_outcomes
-from skillorchestra_core.formats.rows import MalformedFile
+from skillorchestra_core.formats.rows import MalformedFile, max_import_bytes
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "formats"
 HEADER = "query_id,query,agent,score,prompt_tokens,completion_tokens,cost_usd,latency_s\n"
@@ -236,3 +240,105 @@ def test_ingest_refuses_rows_and_prices_out_of_bounds(db_url):
     assert "src:4: cost_usd 1e+308" in message and "src:5: score must be a finite number" in message
     assert "src:6: prompt_tokens" in message and "input_price_per_m of agent 'a' must be a finite" in message
     assert counts(db_url) == (0, 0, 0, 0)
+
+
+# --- input paths: regular files within the size limit ----------------------------------------------------------------
+
+IMPORTERS = {
+    "outcomes": (import_outcomes, "x.csv"),
+    "outcomes-jsonl": (import_outcomes, "x.jsonl"),
+    "outcomes-parquet": (import_outcomes, "x.parquet"),
+    "exploration": (import_exploration, "inference_results.jsonl"),
+    "handbook": (import_handbook, "hb.json"),
+}
+
+
+@contextmanager
+def deadline(seconds: int):
+    """Fail instead of hanging: a blocked open() is interrupted by the alarm's exception."""
+    def expire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("kind", sorted(IMPORTERS))
+def test_fifo_is_refused_at_once(db_url, tmp_path, kind):
+    fn, name = IMPORTERS[kind]
+    path = tmp_path / name
+    os.mkfifo(path)
+    started = time.monotonic()
+    with deadline(10), pytest.raises(MalformedFile, match=f"^{re.escape(str(path))}: is a FIFO, expected a regular"):
+        run(db_url, fn, path, "hb")
+    assert time.monotonic() - started < 5
+    assert counts(db_url) == (0, 0, 0, 0)
+
+
+def test_llmrouter_files_that_are_fifos_are_refused(db_url, tmp_path):
+    folder = tmp_path / "llmrouter"
+    folder.mkdir()
+    os.mkfifo(folder / "dcrouter_train.json")
+    (folder / "dcrouter_test.json").write_text("[]")
+    with deadline(10), pytest.raises(MalformedFile, match="dcrouter_train.json: is a FIFO"):
+        run(db_url, import_llmrouter, folder, "hb")
+    fifo_folder = tmp_path / "fifo"
+    os.mkfifo(fifo_folder)
+    with deadline(10), pytest.raises(MalformedFile, match="not a directory"):
+        run(db_url, import_llmrouter, fifo_folder, "hb")
+
+
+@pytest.mark.parametrize("kind", sorted(IMPORTERS))
+def test_directories_devices_and_missing_files_are_refused(db_url, tmp_path, kind):
+    fn, name = IMPORTERS[kind]
+    folder = tmp_path / name
+    folder.mkdir()
+    with pytest.raises(MalformedFile, match="is a directory, expected a file"):
+        run(db_url, fn, folder, "hb")
+    with pytest.raises(MalformedFile, match="no such file"):
+        run(db_url, fn, tmp_path / "missing" / name, "hb")
+    if Path("/dev/zero").exists() and fn is not import_outcomes:  # outcomes wants the extension first
+        with deadline(10), pytest.raises(MalformedFile, match="/dev/zero: is a device, expected a regular file"):
+            run(db_url, fn, Path("/dev/zero"), "hb")
+
+
+def test_character_device_with_an_outcome_extension_is_refused(db_url, tmp_path):
+    link = tmp_path / "zero.csv"
+    link.symlink_to("/dev/zero")
+    with deadline(10), pytest.raises(MalformedFile, match="zero.csv: is a device"):
+        run(db_url, import_outcomes, link, "hb")
+
+
+@pytest.mark.parametrize("kind", sorted(IMPORTERS))
+def test_size_limit_is_a_setting(db_url, tmp_path, monkeypatch, kind):
+    fn, name = IMPORTERS[kind]
+    path = tmp_path / name
+    path.write_bytes(b"x" * 3000)
+    monkeypatch.setenv("SKILLORCHESTRA_MAX_IMPORT_MB", "0.002")  # 2,097 bytes
+    with pytest.raises(MalformedFile, match=r": 3,000 bytes is over the import limit of 0.002 MB \(setting"):
+        run(db_url, fn, path, "hb")
+    monkeypatch.setenv("SKILLORCHESTRA_MAX_IMPORT_MB", "many")
+    with pytest.raises(MalformedFile, match="SKILLORCHESTRA_MAX_IMPORT_MB='many': expected a positive number"):
+        run(db_url, fn, path, "hb")
+    assert counts(db_url) == (0, 0, 0, 0)
+
+
+def test_default_size_limit_admits_ordinary_files(db_url, monkeypatch):
+    monkeypatch.delenv("SKILLORCHESTRA_MAX_IMPORT_MB", raising=False)
+    assert max_import_bytes() == 2048 << 20
+    assert run(db_url, import_outcomes, FIX / "outcomes_good.csv", "hb").rows > 0
+
+
+def test_unreadable_file_is_refused_in_one_line(db_url, tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root reads any file")
+    path = tmp_path / "x.csv"
+    path.write_text(HEADER)
+    path.chmod(0)
+    with pytest.raises(MalformedFile, match="permission denied|Permission denied"):
+        run(db_url, import_outcomes, path, "hb")
