@@ -2,7 +2,8 @@
 
 Every outcome importer (long format, LLMRouter, exploration files, the demo) parses its file into `OutcomeRow`s
 and hands them here. Evidence is append-only: a row already stored with the same values is skipped (so re-importing
-a file is a no-op), a row that contradicts stored evidence is an error.
+a file is a no-op), a row that contradicts stored evidence is an error, and so is a number outside the limits of
+`formats.bounds` (checked here too, so no importer can let one through).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from skillorchestra_core.db.models import AuditLog, Query, Trajectory, utcnow
 from skillorchestra_core.errors import BadRow, ImportRejected
 from skillorchestra_core.evidence.batches import new_batch
 from skillorchestra_core.evidence.costs import default_price_card
+from skillorchestra_core.formats import bounds
 from skillorchestra_core.handbook.content import AgentSpec, HandbookContent, SkillSpec
 from skillorchestra_core.handbook.store import commit_version, get_or_create_handbook, latest_content
 
@@ -100,6 +102,9 @@ def ingest_outcomes(
     `query_ids` maps the rows' query ids to stored ids.
     """
     agent_hints = agent_hints or {}
+    bad = check_rows(rows, agent_hints)
+    if bad:  # before any write: nothing half imported
+        raise ImportRejected(source_label, bad)
     lock_for_write(s, f"handbook:{handbook_name}")  # first, so every read below sees the latest commit
     hb = get_or_create_handbook(s, handbook_name, description=description, synthetic=synthetic)
     query_ids, queries_added, conflicts = _upsert_queries(s, hb.id, rows)
@@ -151,6 +156,46 @@ def ingest_outcomes(
     return IngestResult(hb.name, version.number, created, queries_added, len(new_rows), skipped,
                         tuple(skipped_rows or ()))
 
+
+def check_rows(rows: list[OutcomeRow], agent_hints: dict[str, AgentHint]) -> list[BadRow]:
+    """Every row (and price hint) outside the limits of `formats.bounds`, whichever importer built it: a single
+    absurd value would break routing and exports of the whole handbook."""
+    bad: list[BadRow] = []
+    max_cost, max_tokens, max_latency = bounds.MAX_COST_USD, bounds.MAX_TOKENS, bounds.MAX_LATENCY_S
+    for r in rows:
+        c, p, q, t = r.cost_usd, r.prompt_tokens, r.completion_tokens, r.latency_s
+        try:  # the common case in one expression (runs once per row of large imports); NaN fails every comparison
+            if (0.0 <= r.score <= 1.0 and (c is None or 0.0 <= c <= max_cost)
+                    and (p is None or 0 <= p <= max_tokens) and (q is None or 0 <= q <= max_tokens)
+                    and (t is None or 0.0 <= t <= max_latency)):
+                continue
+        except TypeError:
+            pass
+        problems = []
+        for name, check in _ROW_CHECKS:
+            value = getattr(r, name)
+            if value is None and name != "score":
+                continue
+            try:
+                check(value, name)
+            except ValueError as exc:
+                problems.append(str(exc))
+        if problems:
+            bad.append(BadRow(r.line, "; ".join(problems)))
+    hinted = {r.agent for r in rows}
+    for agent, hint in sorted(agent_hints.items()):
+        for name in ("input_price_per_m", "output_price_per_m"):
+            value = getattr(hint, name)
+            if agent in hinted and value is not None:
+                try:
+                    bounds.price(value, f"{name} of agent {agent!r}")
+                except ValueError as exc:
+                    bad.append(BadRow(0, str(exc)))
+    return bad
+
+
+_ROW_CHECKS = (("score", bounds.unit), ("prompt_tokens", bounds.tokens), ("completion_tokens", bounds.tokens),
+               ("cost_usd", bounds.cost), ("latency_s", bounds.latency))
 
 INSERT_CHUNK = 20_000
 _TRAJ_COLUMNS = ("handbook_id", "query_id", "agent", "mode", "score", "prompt_tokens", "completion_tokens",

@@ -9,6 +9,7 @@ agent in a missing mode, competence on an unknown skill) this refuses the file w
 Export: alpha = 1 + successes, beta = 1 + failures (evidence S/F plus imported excess, the reference's Beta(1, 1)
 convention), the derived skill_scores/skill_attempts/skill_successes maps, and cost_stats.avg_cost_usd = C(A, mode).
 Prices, which the reference format has no place for, ride in metadata.studio.agents so a round trip keeps them.
+Numbers must lie within the limits of `bounds` (alpha/beta, totals, cost_stats, prices), or the file is refused.
 An agent name used in two modes is keyed "name@mode" (agent_id stays the name), as the reference keys by id alone.
 """
 
@@ -18,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlmodel import Session
 
 from skillorchestra_core.db.engine import lock_for_write
 from skillorchestra_core.errors import StudioError
 from skillorchestra_core.evidence.batches import handbook_digests
 from skillorchestra_core.evidence.costs import default_price_card
+from skillorchestra_core.formats import bounds
 from skillorchestra_core.formats.canonical_check import check_canonical
 from skillorchestra_core.formats.rows import MalformedFile, load_json_document
 from skillorchestra_core.formats.snapshot import AgentExport, VersionSnapshot, num
@@ -68,8 +70,8 @@ class CSkill(_Model):
 
 
 class CBeta(_Model):
-    alpha: float = Field(1.0, gt=0)
-    beta: float = Field(1.0, gt=0)
+    alpha: float = Field(1.0, gt=0, le=bounds.MAX_BETA_COUNT)
+    beta: float = Field(1.0, gt=0, le=bounds.MAX_BETA_COUNT)
 
 
 class CAgent(_Model):
@@ -78,12 +80,18 @@ class CAgent(_Model):
     model_name: str = ""
     tools: list[str] = Field(default_factory=list)
     skill_competence: dict[str, CBeta] = Field(default_factory=dict)
-    total_attempts: float = Field(0, ge=0)
-    total_successes: float = Field(0, ge=0)
+    total_attempts: float = Field(0, ge=0, le=bounds.MAX_BETA_COUNT)
+    total_successes: float = Field(0, ge=0, le=bounds.MAX_BETA_COUNT)
     cost_stats: dict[str, float] = Field(default_factory=dict)
     routing_signals: list[str] = Field(default_factory=list)
     strengths: list[str] = Field(default_factory=list)
     weaknesses: list[str] = Field(default_factory=list)
+
+    @field_validator("cost_stats")
+    @classmethod
+    def _bounded_costs(cls, value: dict[str, float]) -> dict[str, float]:
+        # A negative or huge average cost would make this agent win, or lose, every routing decision.
+        return {k: bounds.cost_stat(k, v) for k, v in value.items()}
 
 
 class CHandbook(_Model):
@@ -171,6 +179,7 @@ def _agent(a: CAgent, studio: Any) -> AgentSpec:
 
 
 def _price(value: Any) -> float | None:
+    # Checked against bounds.price by check_canonical before this runs.
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 

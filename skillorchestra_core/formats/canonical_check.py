@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from skillorchestra_core.formats import bounds
 from skillorchestra_core.formats.rows import as_mode
 
 if TYPE_CHECKING:
@@ -11,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def check_canonical(hb: CHandbook) -> list[str]:
-    return [*_modes(hb), *_skills(hb), *_index(hb), *_agents(hb)]
+    return [*_modes(hb), *_skills(hb), *_index(hb), *_agents(hb), *_studio(hb)]
 
 
 def _modes(hb: CHandbook) -> list[str]:
@@ -94,3 +95,50 @@ def _agents(hb: CHandbook) -> list[str]:
                 out.append(f"agent {key!r} (mode {agent.mode!r}) has competence on {skill!r} of mode "
                            f"{hb.skills[skill].mode!r}")
     return out
+
+
+def _studio(hb: CHandbook) -> list[str]:
+    """The Studio block's prices and imported counts: within bounds, or the file is refused (not silently dropped)."""
+    studio = hb.metadata.get("studio")
+    if studio is None:
+        return []
+    if not isinstance(studio, dict):
+        return ["metadata.studio must be an object"]
+    out: list[str] = []
+    agents = studio.get("agents") or {}
+    if not isinstance(agents, dict):
+        out.append("metadata.studio.agents must be an object")
+        agents = {}
+    for key, entry in agents.items():
+        if not isinstance(entry, dict):
+            out.append(f"metadata.studio.agents[{key!r}] must be an object")
+            continue
+        for name in ("input_price_per_m", "output_price_per_m"):
+            if entry.get(name) is not None:
+                out.extend(_problem(bounds.price, entry[name], f"metadata.studio.agents[{key!r}].{name}"))
+    evidence = studio.get("evidence")
+    if evidence is not None and not isinstance(evidence, list):
+        out.append("metadata.studio.evidence must be a list of batch digests")
+    imported = studio.get("imported") or {}
+    if not isinstance(imported, dict):
+        return [*out, "metadata.studio.imported must be an object"]
+    for key, skills in imported.items():
+        if not isinstance(skills, dict):
+            out.append(f"metadata.studio.imported[{key!r}] must be an object")
+            continue
+        for skill, ab in skills.items():
+            where = f"metadata.studio.imported[{key!r}][{skill!r}]"
+            if not isinstance(ab, dict):
+                out.append(f"{where} must be an object with alpha and beta")
+                continue
+            for name in ("alpha", "beta"):
+                out.extend(_problem(bounds.beta_count, ab.get(name), f"{where}.{name}"))
+    return out
+
+
+def _problem(check, value, name: str) -> list[str]:
+    try:
+        check(value, name)
+    except ValueError as exc:
+        return [str(exc)]
+    return []

@@ -21,6 +21,7 @@ from sqlmodel import Session
 
 from skillorchestra_core.evidence.ingest import AgentHint, OutcomeRow, ingest_outcomes
 from skillorchestra_core.evidence.reference_pools import MODEL_ROUTING_POOL
+from skillorchestra_core.formats import bounds
 from skillorchestra_core.formats.rows import (
     ImportReport,
     MalformedFile,
@@ -158,7 +159,7 @@ def _usage(src: dict, key: str, cost_field: str) -> dict[str, Any]:
 
     return dict(prompt_tokens=opt("prompt_tokens", as_nonneg_int),
                 completion_tokens=opt("completion_tokens", as_nonneg_int),
-                cost_usd=opt(cost_field, as_nonneg_float))
+                cost_usd=opt(cost_field, bounds.cost))
 
 
 def _obj(rec: dict, name: str) -> dict:

@@ -2,7 +2,8 @@
 
 Files read: dcrouter_train.json and dcrouter_test.json (lists of {question, scores{model: 0..1}}), the task labels
 in default_query_train.jsonl / default_query_test.jsonl (joined on the exact question text) and the price cards in
-default_llm.json (numeric input_price/output_price, USD per 1M tokens; litellm model string from "model").
+default_llm.json (numeric input_price/output_price, USD per 1M tokens within `bounds.MAX_PRICE_PER_M`; litellm
+model string from "model").
 
 Rules, all deterministic:
 - A question in both dcrouter files is kept once, with the train file's record (records are read train then test,
@@ -25,6 +26,7 @@ from typing import Any
 from sqlmodel import Session
 
 from skillorchestra_core.evidence.ingest import AgentHint, OutcomeRow, ingest_outcomes
+from skillorchestra_core.formats import bounds
 from skillorchestra_core.formats.rows import (
     ImportReport,
     MalformedFile,
@@ -172,13 +174,22 @@ def _price_cards(path: Path) -> dict[str, AgentHint]:
     doc = load_json_document(path)
     if not isinstance(doc, dict):
         raise MalformedFile(f"{path}: expected an object model -> {{input_price, output_price, model}}")
-    hints = {}
+    hints, problems = {}, []
     for key, entry in doc.items():
         if not isinstance(entry, dict):
             continue
         prices = [entry.get("input_price"), entry.get("output_price")]
-        if not all(isinstance(p, (int, float)) and not isinstance(p, bool) and p >= 0 for p in prices):
-            raise MalformedFile(f"{path}: model {key!r} needs numeric input_price and output_price")
-        hints[key] = AgentHint(model=str(entry.get("model") or key), input_price_per_m=float(prices[0]),
-                               output_price_per_m=float(prices[1]), price_source="card")
+        if not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in prices):
+            problems.append(f"model {key!r} needs numeric input_price and output_price")
+            continue
+        try:
+            pin = bounds.price(prices[0], f"input_price of {key!r}")
+            pout = bounds.price(prices[1], f"output_price of {key!r}")
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        hints[key] = AgentHint(model=str(entry.get("model") or key), input_price_per_m=pin,
+                               output_price_per_m=pout, price_source="card")
+    if problems:
+        raise MalformedFile(f"{path}: {'; '.join(problems)}")
     return hints

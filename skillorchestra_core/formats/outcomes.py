@@ -2,7 +2,8 @@
 
 Required: query_id, query, agent, and score (0..1) or success (bool-like; used only when score is empty).
 Optional: mode (default "answer"), task, split (train/val/test), ground_truth, prompt_tokens, completion_tokens,
-cost_usd, latency_s, response, dataset. Unknown columns are ignored and named in the report.
+cost_usd, latency_s, response, dataset. Unknown columns are ignored and named in the report. Token counts, cost and
+latency must lie within the limits of `bounds`.
 
 Line numbers in errors: CSV = physical line of the row's first line (the header is line 1), JSONL = line number,
 Parquet = row index + 1 ("row N"). A query given no split in any of its rows gets `rows.hash_split(query text)`.
@@ -19,6 +20,7 @@ from typing import Any
 from sqlmodel import Session
 
 from skillorchestra_core.evidence.ingest import OutcomeRow, ingest_outcomes
+from skillorchestra_core.formats import bounds
 from skillorchestra_core.formats.rows import (
     ImportReport,
     MalformedFile,
@@ -27,7 +29,6 @@ from skillorchestra_core.formats.rows import (
     RowsRejected,
     as_bool,
     as_mode,
-    as_nonneg_float,
     as_nonneg_int,
     as_optional_text,
     as_split,
@@ -118,7 +119,7 @@ def _query_text(value: Any, name: str) -> str:
 _PARSERS = (
     ("query_id", as_text), ("query", _query_text), ("agent", as_text), ("score", as_unit), ("success", as_bool),
     ("mode", lambda v, n: as_mode(v)), ("split", lambda v, n: as_split(v)), ("prompt_tokens", as_nonneg_int),
-    ("completion_tokens", as_nonneg_int), ("cost_usd", as_nonneg_float), ("latency_s", as_nonneg_float),
+    ("completion_tokens", as_nonneg_int), ("cost_usd", bounds.cost), ("latency_s", bounds.latency),
 )
 
 

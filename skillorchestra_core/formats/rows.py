@@ -7,14 +7,16 @@ per row so a file is reported in full, never one error at a time.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from skillorchestra_core.errors import BadRow, ImportRejected, StudioError
+from skillorchestra_core.formats import bounds, json_safe
 
 SPLITS = ("train", "val", "test")
 _SPLIT_ALIASES = {"validation": "val", "valid": "val", "dev": "val"}
@@ -81,12 +83,62 @@ def settle(path: str, bad: list[BadRow], skip_bad_rows: bool) -> list[BadRow]:
 
 # --- files ---------------------------------------------------------------------------------------------------------
 
-def read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise MalformedFile(f"{path}: no such file")
-    if path.is_dir():
+MAX_IMPORT_MB_SETTING = "SKILLORCHESTRA_MAX_IMPORT_MB"
+DEFAULT_MAX_IMPORT_MB = 2048
+
+
+def max_import_mb() -> float:
+    """The largest file an import reads, in megabytes (MiB): setting SKILLORCHESTRA_MAX_IMPORT_MB, default 2048."""
+    raw = os.environ.get(MAX_IMPORT_MB_SETTING, "").strip()
+    if not raw:
+        return float(DEFAULT_MAX_IMPORT_MB)
+    try:
+        mb = float(raw)
+    except ValueError:
+        mb = math.nan
+    if not (math.isfinite(mb) and mb > 0):
+        raise MalformedFile(f"{MAX_IMPORT_MB_SETTING}={raw!r}: expected a positive number of megabytes")
+    return mb
+
+
+def max_import_bytes() -> int:
+    return int(max_import_mb() * (1 << 20))
+
+
+def check_input(path: Path) -> os.stat_result:
+    """The one check before any import opens a file: it exists, is a regular file (a FIFO would block the read
+    forever, a device never ends) and is within the size limit. Only stat()s: nothing is opened."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise MalformedFile(f"{path}: no such file") from None
+    except PermissionError:
+        raise MalformedFile(f"{path}: cannot read (permission denied)") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        raise MalformedFile(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    if stat.S_ISDIR(info.st_mode):
         raise MalformedFile(f"{path}: is a directory, expected a file")
-    data = path.read_bytes()
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode)
+                or stat.S_ISBLK(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else "not a file")
+        raise MalformedFile(f"{path}: is {kind}, expected a regular file")
+    limit = max_import_mb()
+    if info.st_size > limit * (1 << 20):
+        raise MalformedFile(f"{path}: {info.st_size:,} bytes is over the import limit of {limit:g} MB "
+                            f"(setting {MAX_IMPORT_MB_SETTING})")
+    return info
+
+
+def _open_error(path: Path, exc: OSError) -> MalformedFile:
+    return MalformedFile(f"{path}: cannot read ({exc.strerror or exc})")
+
+
+def read_bytes(path: Path) -> bytes:
+    check_input(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _open_error(path, exc) from None
     if not data.strip():
         raise MalformedFile(f"{path}: file is empty")
     return data
@@ -104,15 +156,16 @@ def read_text(path: Path) -> str:
 
 
 def check_file(path: Path) -> None:
-    """The checks of `read_bytes` without holding the file: exists, is a file, has non-blank content."""
-    if not path.exists():
-        raise MalformedFile(f"{path}: no such file")
-    if path.is_dir():
-        raise MalformedFile(f"{path}: is a directory, expected a file")
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            if block.strip():
-                return
+    """The checks of `read_bytes` without holding the file: a regular file within the size limit, with non-blank
+    content."""
+    check_input(path)
+    try:
+        with path.open("rb") as fh:
+            while block := fh.read(1 << 20):
+                if block.strip():
+                    return
+    except OSError as exc:
+        raise _open_error(path, exc) from None
     raise MalformedFile(f"{path}: file is empty")
 
 
@@ -126,6 +179,8 @@ def text_lines(path: Path, newline: str | None = "\n") -> Iterator[str]:
     except UnicodeDecodeError:
         read_text(path)  # raises MalformedFile with the line of the first bad byte
         raise
+    except OSError as exc:
+        raise _open_error(path, exc) from None
 
 
 def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
@@ -136,9 +191,9 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
         if not raw.strip():
             continue
         try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            yield number, None, f"invalid JSON at column {exc.colno}: {exc.msg}"
+            rec = json_safe.loads(raw)
+        except json_safe.JsonProblem as exc:
+            yield number, None, exc.reason
             continue
         if isinstance(rec, dict):
             yield number, rec, None
@@ -147,13 +202,12 @@ def jsonl_objects(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
 
 
 def load_json_document(path: Path) -> Any:
-    import json
-
     text = read_text(path)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedFile(f"{path}:{exc.lineno}: invalid JSON at column {exc.colno}: {exc.msg}") from None
+        return json_safe.loads(text)
+    except json_safe.JsonProblem as exc:
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise MalformedFile(f"{where}: {exc.reason}") from None
 
 
 # --- values --------------------------------------------------------------------------------------------------------
@@ -191,15 +245,7 @@ def as_float(value: Any, name: str) -> float:
         if not math.isfinite(out):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
         return out
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        out = float(value)  # float() itself ignores surrounding whitespace
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(out):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return out
+    return bounds.number(value, name)
 
 
 def as_unit(value: Any, name: str = "score") -> float:
@@ -217,12 +263,10 @@ def as_nonneg_float(value: Any, name: str) -> float:
 
 
 def as_nonneg_int(value: Any, name: str) -> int:
+    """A token count: a whole number within [0, bounds.MAX_TOKENS]."""
     if value.__class__ is str and value.isascii() and value.isdigit() and len(value) < 16:  # the common case
         return int(value)
-    out = as_nonneg_float(value, name)
-    if not out.is_integer():
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    return int(out)
+    return bounds.tokens(value, name)
 
 
 def as_bool(value: Any, name: str = "success") -> bool:
