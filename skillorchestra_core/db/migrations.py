@@ -29,10 +29,14 @@ def _m002_evidence_batches(conn: Connection) -> None:
 
     Older databases: each handbook's trajectories are cut into batches at its versions' watermarks (and one batch
     for any rows above the highest), and each version is linked to the batches at or under its watermark, so every
-    version keeps exactly the evidence it saw."""
+    version keeps exactly the evidence it saw.
+
+    Also the decision log (`decision_trace`, `llm_call`): those tables joined the models after schema 1 without a
+    step of their own, so a database written by the first release lacks them, and this is the first step it runs."""
     from skillorchestra_core.evidence.batches import digest_rows
 
-    SQLModel.metadata.create_all(conn, tables=[models.EvidenceBatch.__table__, models.VersionBatch.__table__])
+    SQLModel.metadata.create_all(conn, tables=[models.DecisionTrace.__table__, models.LlmCall.__table__,
+                                               models.EvidenceBatch.__table__, models.VersionBatch.__table__])
     if "batch_id" not in {c["name"] for c in inspect(conn).get_columns("trajectory")}:
         conn.execute(text("ALTER TABLE trajectory ADD COLUMN batch_id INTEGER REFERENCES evidence_batch (id)"))
         conn.execute(text("CREATE INDEX IF NOT EXISTS ix_trajectory_batch_id ON trajectory (batch_id)"))
