@@ -81,16 +81,31 @@ def _skill_name(model, key: str) -> str:
 
 
 def _default_options(cols: Columns, model) -> dict:
+    """The options a trace of this row and model carries unless it says otherwise. The activation settings are
+    left out: a model fills them in per mode as it first activates one, so they depend on the process's history."""
     from skillorchestra_core.routing.engine import RouteOptions
 
     base = {f.name: f.default for f in fields(RouteOptions)}
     base.update(router=cols.router, lam=cols.lam, cost_unit=cols.cost_unit, execute=cols.execution)
-    return {**base, **model.settings}
+    return {**base, **{k: v for k, v in model.settings.items() if k != "activation"}}
+
+
+def _settled(model) -> dict:
+    from skillorchestra_core.routing.activation import settle_activation
+
+    return json.loads(json.dumps(settle_activation(model)))
 
 
 def _derived_record(trace: RouteTrace, model) -> dict:
     defaults = _default_options(columns_of(trace), model)
-    opts = {k: v for k, v in trace.options.items() if k not in defaults or defaults[k] != v}
+    opts = {k: v for k, v in trace.options.items()
+            if k != "activation" and (k not in defaults or defaults[k] != v)}
+    act = trace.options.get("activation")
+    known = model.settings.get("activation", {})
+    # The modes' settings as the model holds them: name the modes (decoding settles the model and takes theirs).
+    by_mode = isinstance(act, dict) and all(known.get(m) == v for m, v in act.items())
+    if act is not None and not by_mode:
+        opts["activation"] = act
     steps = []
     for st in trace.steps:
         skills = []
@@ -106,6 +121,8 @@ def _derived_record(trace: RouteTrace, model) -> dict:
             step["x"] = st.execution.model_dump(exclude_defaults=True)
         steps.append(step)
     record: dict = {"f": _FORMAT, "s": steps, "b": trace.llm_backend}
+    if by_mode:
+        record["A"] = sorted(act)
     if opts:
         record["o"] = opts
     if [k for k in defaults if k not in trace.options]:
@@ -165,6 +182,9 @@ def _rerender(record: dict, cols: Columns, load_model: ModelLoader | None) -> Ro
     options_dict = {**_default_options(cols, model), **record.get("o", {})}
     for key in record.get("d", []):
         options_dict.pop(key, None)
+    if "A" in record:
+        settled = _settled(model)
+        options_dict["activation"] = {m: settled[m] for m in record["A"]}
     options = RouteOptions(**{f.name: options_dict[f.name] for f in fields(RouteOptions) if f.name in options_dict})
     router = options.make_router()
     query_ref = record.get("q")

@@ -34,11 +34,15 @@ def _model_loader(s: Session):
     return load
 
 
-def _tags(trace: RouteTrace) -> str:
-    agents = dict.fromkeys(st.chosen for st in trace.steps if st.chosen)
-    skills = dict.fromkeys(a.skill for st in trace.steps for a in st.active_skills)
-    words = [f"agent:{a}" for a in agents] + [f"skill:{k}" for k in skills]
+def tags_text(agents, skills) -> str:
+    """The `tags` column: every agent chosen at a step and every skill activated, each once, space-delimited."""
+    words = [f"agent:{a}" for a in dict.fromkeys(a for a in agents if a)]
+    words += [f"skill:{k}" for k in dict.fromkeys(skills)]
     return (" " + " ".join(words) + " ") if words else ""
+
+
+def _tags(trace: RouteTrace) -> str:
+    return tags_text((st.chosen for st in trace.steps), (a.skill for st in trace.steps for a in st.active_skills))
 
 
 def _tag_has(kind: str, value: str):
