@@ -1,15 +1,16 @@
-"""Decisions: the stored routing traces of the sidebar's handbook, filterable and paged; one opens as the step view
-(one step drawn at a time) with "why not agent B?"."""
+"""Decisions: the stored routing traces of the sidebar's handbook, filterable and paged by key (Newer / Older); one
+opens as the step view (one step drawn at a time, its candidate tables derived only when drawn) with "why not
+agent B?"."""
 
 import streamlit as st
 
 from pages.components.context import current_selection, ensure_app_shell, open_session
-from pages.components.decision_filters import decision_filter, page_picker, pick_step
+from pages.components.decision_filters import decision_filter, page_of, pager, pick_step
 from pages.components.feedback import feedback_buttons
 from pages.components.links import step_links
 from pages.components.trace_view import download_trace, md, render_trace
 from skillorchestra_core.routing.explain import why_not
-from skillorchestra_core.routing.store import count_traces, list_traces, load_trace, trace_exists
+from skillorchestra_core.routing.store import has_traces, list_traces, load_trace, trace_exists
 from skillorchestra_core.routing.views import decisions_table, why_not_markdown
 
 ensure_app_shell()  # a cold deep link runs this file alone: hand over to app.py first
@@ -22,10 +23,11 @@ if sel.handbook is None:
 st.caption(md(f"Routed queries of {sel.handbook} (pick the handbook in the sidebar), newest first: playground, "
               "CLI, API with a database sink."))
 flt = decision_filter(sel)
-with open_session() as s:
-    total = count_traces(s, flt)
-    flt = page_picker(flt, total)
-    table = list_traces(s, flt)
+with open_session() as s:  # keyset pages on indexed columns: any page of a million decisions is one index probe
+    table = list_traces(s, page_of(flt))
+    ids_shown = table["id"].tolist()
+    newer = bool(ids_shown) and has_traces(s, flt, after=max(ids_shown))
+    older = bool(ids_shown) and has_traces(s, flt, before=min(ids_shown))
 wanted = st.query_params.get("trace")
 if wanted and wanted.isdigit() and int(wanted) not in set(table["id"]):
     with open_session() as s:
@@ -38,6 +40,7 @@ if table.empty:
         st.stop()
 else:
     st.dataframe(decisions_table(table), hide_index=True, width="stretch")
+    pager(flt, ids_shown, newer, older)
 
 ids = table["id"].tolist()
 if wanted and wanted.isdigit() and int(wanted) not in ids:
