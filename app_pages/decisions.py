@@ -1,15 +1,16 @@
-"""Decisions: the stored routing traces of the sidebar's handbook, filterable and paged; one opens as the step view
-(one step drawn at a time) with "why not agent B?"."""
+"""Decisions: the stored routing traces of the sidebar's handbook, filterable and paged by key (Newer / Older); one
+opens as the step view (one step drawn at a time, its candidate tables derived only when drawn) with "why not
+agent B?"."""
 
 import streamlit as st
 
 from app_pages.components.context import current_selection, open_session
-from app_pages.components.decision_filters import decision_filter, page_picker, pick_step
+from app_pages.components.decision_filters import decision_filter, page_of, pager, pick_step
 from app_pages.components.feedback import feedback_buttons
 from app_pages.components.links import step_links
 from app_pages.components.trace_view import download_trace, md, render_trace
 from skillorchestra_core.routing.explain import why_not
-from skillorchestra_core.routing.store import count_traces, list_traces, load_trace, trace_exists
+from skillorchestra_core.routing.store import has_traces, list_traces, load_trace, trace_exists
 from skillorchestra_core.routing.views import decisions_table, why_not_markdown
 
 st.title("Decisions")
@@ -20,10 +21,11 @@ if sel.handbook is None:
 st.caption(md(f"Routed queries of {sel.handbook} (pick the handbook in the sidebar), newest first: playground, "
               "CLI, API with a database sink."))
 flt = decision_filter(sel)
-with open_session() as s:
-    total = count_traces(s, flt)
-    flt = page_picker(flt, total)
-    table = list_traces(s, flt)
+with open_session() as s:  # keyset pages on indexed columns: any page of a million decisions is one index probe
+    table = list_traces(s, page_of(flt))
+    ids_shown = table["id"].tolist()
+    newer = bool(ids_shown) and has_traces(s, flt, after=max(ids_shown))
+    older = bool(ids_shown) and has_traces(s, flt, before=min(ids_shown))
 wanted = st.query_params.get("trace")
 if wanted and wanted.isdigit() and int(wanted) not in set(table["id"]):
     with open_session() as s:
@@ -36,6 +38,7 @@ if table.empty:
         st.stop()
 else:
     st.dataframe(decisions_table(table), hide_index=True, width="stretch")
+    pager(flt, ids_shown, newer, older)
 
 ids = table["id"].tolist()
 if wanted and wanted.isdigit() and int(wanted) not in ids:

@@ -1,9 +1,9 @@
-"""Decisions page widgets: filters (on the sidebar's handbook; no second handbook picker), the pager and the step
+"""Decisions page widgets: filters (on the sidebar's handbook; no second handbook picker), the keyset pager and the step
 picker (one step drawn at a time keeps the page light)."""
 
 from __future__ import annotations
 
-import math
+from dataclasses import replace
 
 import streamlit as st
 
@@ -32,14 +32,31 @@ def decision_filter(sel: Selection) -> TraceFilter:
                        text=text or None, skill=skill, used_agent=used, limit=PAGE_SIZE)
 
 
-def page_picker(flt: TraceFilter, total: int) -> TraceFilter:
-    pages = max(1, math.ceil(total / flt.limit))
-    if pages == 1:
-        return flt
-    c1, c2 = st.columns([1, 5])
-    page = c1.number_input("Page", min_value=1, max_value=pages, value=1, step=1, key="dec:page")
-    c2.caption(f"{total} decisions, {flt.limit} per page, {pages} pages")
-    return TraceFilter(**{**vars(flt), "offset": (int(page) - 1) * flt.limit})
+def _cursor_key(flt: TraceFilter) -> str:
+    return "dec:cursor:" + repr((flt.handbook, flt.version, flt.agent, flt.cause, flt.text, flt.skill,
+                                 flt.used_agent))
+
+
+def page_of(flt: TraceFilter) -> TraceFilter:
+    """The filter at the page the Newer/Older buttons reached (by key: a new filter starts at the newest page)."""
+    before, after = st.session_state.get(_cursor_key(flt), (None, None))
+    return replace(flt, before=before, after=after)
+
+
+def pager(flt: TraceFilter, ids: list[int], newer: bool, older: bool) -> None:
+    """Newer / Older: the next page by key (the ids around the page shown), never by counting rows."""
+    if not (newer or older):
+        return
+    key = _cursor_key(flt)
+
+    def go(cursor):
+        st.session_state[key] = cursor
+
+    c1, c2, c3 = st.columns([1, 1, 4])
+    c1.button("Newer", key="dec:newer", disabled=not newer, on_click=go, args=((None, max(ids) if ids else None),))
+    c2.button("Older", key="dec:older", disabled=not older, on_click=go, args=((min(ids) if ids else None, None),))
+    if ids:
+        c3.caption(f"Decisions #{max(ids)} to #{min(ids)}, {flt.limit} per page, newest first")
 
 
 def pick_step(trace: RouteTrace) -> int:

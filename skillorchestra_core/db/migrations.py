@@ -7,6 +7,7 @@ column must tolerate the column already existing (a brand-new database was creat
 
 from __future__ import annotations
 
+import json
 from typing import Callable
 
 from sqlalchemy import inspect, text
@@ -82,12 +83,57 @@ def _m006_selection(conn: Connection) -> None:
     SQLModel.metadata.create_all(conn, tables=selection_tables.TABLES)
 
 
+def _m007_compact_decisions(conn: Connection) -> None:
+    """Compact decision rows: typed `codec`, `payload` and `tags` columns, the facet table, the keyset index; every
+    stored trace JSON becomes its packed form (zlib of the same JSON: read back unchanged), its tags and facets."""
+    from sqlalchemy import bindparam, select
+
+    from skillorchestra_core.routing.decision_codec import CODEC_JSON, CODEC_PACKED, pack_full
+    from skillorchestra_core.routing.store import facet_rows, tags_text
+
+    have = {c["name"] for c in inspect(conn).get_columns("decision_trace")}
+    blob = "BYTEA" if conn.dialect.name == "postgresql" else "BLOB"
+    for name, ddl in (("codec", "INTEGER NOT NULL DEFAULT 0"), ("payload", blob), ("tags", "VARCHAR NOT NULL DEFAULT ''")):
+        if name not in have:
+            conn.execute(text(f"ALTER TABLE decision_trace ADD COLUMN {name} {ddl}"))
+    SQLModel.metadata.create_all(conn, tables=[models.DecisionFacet.__table__])
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_decision_trace_handbook_name_id "
+                      "ON decision_trace (handbook_name, id)"))
+    table, facets = models.DecisionTrace.__table__, models.DecisionFacet.__table__
+    update = (table.update().where(table.c.id == bindparam("row_id"))
+              .values(codec=CODEC_PACKED, payload=bindparam("packed"), tags=bindparam("tagged"), trace={}))
+    last = 0
+    while True:  # in chunks: memory stays flat whatever the number of stored traces
+        rows = conn.execute(select(table.c.id, table.c.trace, table.c.handbook_name, table.c.chosen_agent,
+                                   table.c.cause, table.c.router, table.c.version_number)
+                            .where(table.c.id > last, table.c.codec == CODEC_JSON)
+                            .order_by(table.c.id).limit(2000)).mappings().all()
+        if not rows:
+            break
+        last = rows[-1]["id"]
+        params = []
+        for r in rows:
+            full = r["trace"] if isinstance(r["trace"], dict) else json.loads(r["trace"] or "{}")
+            if not full:
+                continue
+            steps = full.get("steps", [])
+            params.append({"row_id": r["id"], "packed": pack_full(full), "tagged": tags_text(
+                (st.get("chosen") for st in steps), (a["skill"] for st in steps for a in st.get("active_skills", [])))})
+        if params:
+            conn.execute(update, params)
+        known = {tuple(x) for x in conn.execute(select(facets.c.handbook_name, facets.c.field, facets.c.value))}
+        new = [f for f in facet_rows([dict(r) for r in rows]) if (f["handbook_name"], f["field"], f["value"]) not in known]
+        if new:
+            conn.execute(facets.insert(), new)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _m001_initial),
     (2, "evidence batches", _m002_evidence_batches),
     (3, "refinement candidates and members", _m003_refinement_review),
     (5, "learning runs", _m005_learning_runs),
     (6, "selection: validation runs, live results, published configurations", _m006_selection),
+    (7, "compact decision log", _m007_compact_decisions),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, LargeBinary, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -197,16 +197,19 @@ class SchemaMigration(SQLModel, table=True):
 
 
 class DecisionTrace(SQLModel, table=True):
-    """One routed query: the handbook version it was routed with and its full step-by-step trace (JSON)."""
+    """One routed query: the handbook version it was routed with, what the list and its filters need in typed
+    columns, and the trace in its compact form (`payload`, see routing.decision_codec; rows written before it keep
+    their full JSON in `trace` with codec 0)."""
 
     __tablename__ = "decision_trace"
-    __table_args__ = (Index("ix_decision_trace_handbook_created", "handbook_id", "created_at"),)
+    __table_args__ = (Index("ix_decision_trace_handbook_created", "handbook_id", "created_at"),
+                      Index("ix_decision_trace_handbook_name_id", "handbook_name", "id"))
     id: Optional[int] = Field(default=None, primary_key=True)
     handbook_id: Optional[int] = Field(default=None, foreign_key="handbook.id")
     handbook_name: str = ""
     version_id: Optional[int] = Field(default=None, foreign_key="handbook_version.id")
     version_number: Optional[int] = None
-    content_hash: str = ""
+    content_hash: str = ""  # empty when the version row holds it (compact rows)
     router: str
     lam: float
     cost_unit: str = "normalised"
@@ -221,6 +224,20 @@ class DecisionTrace(SQLModel, table=True):
     actor: str = "system"
     created_at: datetime = Field(default_factory=utcnow, index=True)
     trace: dict = _json_dict()
+    codec: int = 0
+    payload: Optional[bytes] = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
+    # " agent:A skill:K ..." for every step: the agents chosen at any step and the skills activated (filters)
+    tags: str = ""
+
+
+class DecisionFacet(SQLModel, table=True):
+    """The distinct filter values (agents, causes, routers, versions) seen in a handbook's decisions, kept as they
+    are stored, so the filter widgets never scan the decisions."""
+
+    __tablename__ = "decision_facet"
+    handbook_name: str = Field(primary_key=True)
+    field: str = Field(primary_key=True)
+    value: str = Field(primary_key=True)
 
 
 class LlmCall(SQLModel, table=True):

@@ -82,10 +82,16 @@ def test_decisions_are_paged(app_db, open_at):
             route_query(s, "demo-qa", None, f"{QA_QUESTION} {i}", RouteOptions(router="cheapest"), actor="t")
         s.commit()
     at = open_at()
-    assert len(at.dataframe[0].value) == 25
-    at.number_input(key="dec:page").set_value(2).run()
+    first = at.dataframe[0].value["id"].tolist()
+    assert len(first) == 25 and first == sorted(first, reverse=True)
+    assert at.button(key="dec:newer").disabled and not at.button(key="dec:older").disabled
+    at.button(key="dec:older").click().run()
     assert not at.exception
-    assert len(at.dataframe[0].value) == 5
+    second = at.dataframe[0].value["id"].tolist()
+    assert len(second) == 5 and max(second) < min(first)  # the next older page, by key
+    assert at.button(key="dec:older").disabled
+    at.button(key="dec:newer").click().run()
+    assert at.dataframe[0].value["id"].tolist() == first
 
 
 def test_deep_link_opens_a_trace_and_why_not_explains_the_rival(stored, open_at):
