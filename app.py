@@ -4,6 +4,7 @@ skillorchestra_core."""
 import streamlit as st
 
 from app_pages.components.context import sidebar_picker
+from skillorchestra_core.display_text import md_code
 from skillorchestra_core.settings import get_settings
 
 st.set_page_config(page_title="SkillOrchestra Studio", page_icon="🎼", layout="wide")
@@ -33,6 +34,6 @@ settings = get_settings()
 if settings.llm_backend == "offline":
     st.sidebar.caption("Offline mode: deterministic LLM stand-in, no API key needed.")
 else:
-    st.sidebar.caption(f"LLM: `{settings.llm_model}` through litellm.")
+    st.sidebar.caption(f"LLM: {md_code(settings.llm_model)} through litellm.")
 st.sidebar.text_input("Reviewer", key="ctx:reviewer", value=st.session_state.get("ctx:reviewer", "reviewer"))
 nav.run()

@@ -5,6 +5,7 @@ import streamlit as st
 
 from app_pages.components.context import open_session
 from app_pages.components.review_widgets import review_page_header, run_action, table
+from skillorchestra_core.display_text import md_line
 from skillorchestra_core.refinement import views
 from skillorchestra_core.refinement.diff import diff_versions
 from skillorchestra_core.refinement.history import restore_version, version_rows
@@ -34,7 +35,7 @@ if v1 == v2:
     st.caption("Pick two different versions to compare.")
 else:
     d = _diff(get_settings().database_url, sel.handbook, int(v1), int(v2))
-    st.subheader(f"{d.before} → {d.after}")
+    st.subheader(f"{md_line(d.before)} → {md_line(d.after)}")
     for col, (label, value) in zip(st.columns(5), views.diff_summary(d).items()):
         col.metric(label, value)
     table(views.diff_skill_rows(d), key="hist:skills")
@@ -42,7 +43,7 @@ else:
         st.caption("Posterior means that moved:")
         table(d.posteriors, key="hist:posteriors")
     st.caption(f"Routing choices that change on {len(d.routing)} of {d.val_queries} validation queries "
-               f"(lambda {d.lam}, mode {d.mode or '-'}):")
+               f"(lambda {d.lam}, mode {md_line(d.mode or '-')}):")
     table(d.routing, key="hist:routing")
 
 st.subheader("Restore")

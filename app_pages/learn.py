@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app_pages.components.context import current_selection
+from skillorchestra_core.display_text import md_code, md_escape, md_line
 from skillorchestra_core.errors import StudioError
 from skillorchestra_core.learning import runs, views
 from skillorchestra_core.learning.pipeline import LearnOptions
@@ -16,7 +17,7 @@ sel = current_selection()
 if sel.handbook is None:
     st.info("No handbook yet. Run `skillorchestra demo` or import outcomes.")
     st.stop()
-st.markdown(f"Learning from the **latest version** of `{sel.handbook}` (pick another handbook in the sidebar).")
+st.markdown(f"Learning from the **latest version** of {md_code(sel.handbook)} (pick another handbook in the sidebar).")
 c1, c2, c3 = st.columns(3)
 method = c1.radio("Method", ["Offline", "LLM"], horizontal=True, key="learn:method")
 model = c2.text_input("LLM model (litellm)", value=get_settings().llm_model, key="learn:model",
@@ -29,7 +30,7 @@ if st.button("Start learning", type="primary", key="learn:start"):
     try:
         st.session_state["learn:run"] = runs.start_run(None, sel.handbook, options, actor=options.author)
     except StudioError as exc:
-        st.error(str(exc))
+        st.error(md_escape(exc))
 
 
 @st.fragment(run_every=1.0)
@@ -38,32 +39,32 @@ def show_run() -> None:
     if run_id is None:
         return
     run = runs.get_run(None, run_id)
-    st.subheader(f"Run {run.id} · {run.handbook_name} v{run.parent_version} · {run.method} · {run.status}")
+    st.subheader(f"Run {run.id} · {md_line(run.handbook_name)} v{run.parent_version} · {run.method} · {run.status}")
     for stage, done in views.stage_progress(run):
-        st.progress(min(max(done, 0.0), 1.0), text=f"{stage}: {done:.0%}")
+        st.progress(min(max(done, 0.0), 1.0), text=f"{md_line(stage)}: {done:.0%}")
     if run.status in ("queued", "running"):
         st.text(run.detail)
         if st.button("Cancel", key=f"learn:cancel:{run.id}"):
             runs.request_cancel(None, run.id)
         return
     if run.error:
-        st.error(run.error)
+        st.error(md_escape(run.error))
     if run.status == "done":
         show_report(run)
 
 
 def show_report(run) -> None:
     r = run.report
-    st.success(f"{run.handbook_name} v{run.version} " + ("created" if r.get("created") else "unchanged"))
+    st.success(f"{md_line(run.handbook_name)} v{run.version} " + ("created" if r.get("created") else "unchanged"))
     st.markdown("**Discovered skills, with provenance**")
     st.dataframe(views.skills_table(r), hide_index=True, width="stretch")
     st.dataframe(views.attributed_table(r), hide_index=True)
     for mode, lines in (r.get("insights") or {}).items():
-        st.markdown(f"**Insights · {mode}**")
+        st.markdown(f"**Insights · {md_line(mode)}**")
         for line in lines:
             st.text(line)
     for note in r.get("notes") or []:
-        st.caption(note)
+        st.caption(md_escape(note))
     st.markdown(f"**Posterior changes vs v{run.parent_version}** (largest first; new skills have no parent value)")
     st.dataframe(views.diff_table(r), hide_index=True, width="stretch")
 

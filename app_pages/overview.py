@@ -5,6 +5,8 @@ import streamlit as st
 
 from app_pages.components.cached import overview, summaries
 from app_pages.components.context import current_selection
+from skillorchestra_core.display_text import md_code, md_line
+
 
 st.title("SkillOrchestra Studio")
 st.caption("Curate the routing knowledge of a compound AI system: modes, skills, agent competence and cost.")
@@ -22,13 +24,13 @@ st.dataframe(table, hide_index=True, width="stretch")
 sel = current_selection()
 if sel.handbook:
     ov = overview(sel.handbook, sel.version)  # cached per version: no outcome is re-read per visit
-    st.subheader(f"{ov.label}")
+    st.subheader(md_line(ov.label))
     if ov.synthetic:
         st.info("Synthetic demo data made by `skillorchestra demo` from a fixed seed: not real model outcomes.")
     cols = st.columns(len(ov.counts))
     for col, (label, value) in zip(cols, ov.counts.items()):
-        col.metric(label, value)
-    st.caption(f"Content hash `{ov.content_hash[:12]}` · author {ov.author} · {ov.message}")
+        col.metric(md_line(label), value)
+    st.caption(f"Content hash {md_code(ov.content_hash[:12])} · author {md_line(ov.author)} · {md_line(ov.message)}")
     left, right = st.columns(2)
     left.markdown("**Modes and skills**")
     left.dataframe(ov.skills, hide_index=True, width="stretch")

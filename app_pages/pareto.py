@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from app_pages.components.context import current_selection, open_session
+from skillorchestra_core.display_text import md_line
 from skillorchestra_core.selection.figures import pareto_figure, run_of_point
 from skillorchestra_core.selection.publish import publish, published
 from skillorchestra_core.selection.service import select as run_select
@@ -33,15 +34,16 @@ def _publish(name: str, version: int, lam: float, router: str, run_id: int) -> N
     with open_session() as s:
         pub = publish(s, name, version, lam, router=router, run_id=run_id, actor=_actor(), note="Pareto page")
         s.commit()
-    st.session_state["pareto:published"] = f"Published {name} v{pub.version}, router {pub.router}, λ={pub.lam:g}."
+    st.session_state["pareto:published"] = (f"Published {md_line(name)} v{pub.version}, router {md_line(pub.router)}, "
+                                            f"λ={pub.lam:g}.")
 
 
 with open_session() as s:
     found = facets(s, handbook)
     current = published(s, handbook)
 if current is not None:
-    st.caption(f"Published: v{current.version}, router {current.router}, λ={current.lam:g} "
-               f"(by {current.actor}, {current.published_at:%Y-%m-%d %H:%M}).")
+    st.caption(f"Published: v{current.version}, router {md_line(current.router)}, λ={current.lam:g} "
+               f"(by {md_line(current.actor)}, {current.published_at:%Y-%m-%d %H:%M}).")
 if not found["split"]:
     st.info("No validation run for this handbook yet.")
     if st.button("Run the replay sweep (candidates × 21 lambdas on val)", key="pareto:sweep"):
@@ -66,17 +68,17 @@ clicked = run_of_point(view, points[0]) if points else None
 chosen = view.runs[view.selected] if view.selected is not None else None
 if chosen is not None:
     where = "at" if split == "val" else "on val at"  # a held-out split shows val's choice, never its own
-    st.markdown(f"**Selected {where} λ={lam:g}:** {chosen.label} · accuracy {chosen.accuracy:.3f} · "
+    st.markdown(f"**Selected {where} λ={lam:g}:** {md_line(chosen.label)} · accuracy {chosen.accuracy:.3f} · "
                 f"{chosen.mean_cost_usd * 1e6:.1f} µ$/query")
 target = clicked if clicked is not None and not clicked.baseline else chosen
 if st.session_state.get("pareto:published"):
     st.success(st.session_state["pareto:published"])
 if target is not None:
-    st.button(f"Publish v{target.version} {target.candidate} λ={target.lam:g}", type="primary",
+    st.button(f"Publish v{target.version} {md_line(target.candidate)} λ={target.lam:g}", type="primary",
               key="pareto:publish", on_click=_publish,
               args=(handbook, target.version, target.lam, target.router, target.id))
 if clicked is not None:
-    st.subheader(clicked.label)
+    st.subheader(md_line(clicked.label))
     with open_session() as s:
         per_agent, per_skill = breakdown(s, clicked.id)
     a, b = st.columns(2)

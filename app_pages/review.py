@@ -35,7 +35,7 @@ with open_session() as s:
     cands = list_candidates(s, sel.handbook, None if status == "(all)" else status)
     s.commit()  # keep carry-forward / supersession
 if not cands:
-    st.info(f"No {'' if status == '(all)' else status + ' '}candidate for {sel.handbook}. Run detection.")
+    st.info(md(f"No {'' if status == '(all)' else status + ' '}candidate for {sel.handbook}. Run detection."))
     st.stop()
 table(views.candidate_rows(cands), key="rev:table")
 
@@ -95,7 +95,7 @@ except Exception as exc:  # shown, never applied
     edits_json = None
 
 diff = _preview(get_settings().database_url, cand.id, cand.row_version, edits_json)
-st.markdown(f"**What approving changes** ({diff.before} → {diff.after}, lambda {diff.lam})")
+st.markdown(f"**What approving changes** ({md(diff.before)} → {md(diff.after)}, lambda {diff.lam})")
 cols = st.columns(5)
 for col, (label, value) in zip(cols, views.diff_summary(diff).items()):
     col.metric(label, value)

@@ -8,6 +8,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app_pages.components.context import Selection, open_session
+from skillorchestra_core.display_text import md_line
 from skillorchestra_core.routing.store import TraceFilter, trace_facets
 from skillorchestra_core.routing.trace import RouteTrace
 
@@ -25,8 +26,8 @@ def decision_filter(sel: Selection) -> TraceFilter:
     text = c4.text_input("Query contains", key="dec:text", persist_state="session")
     skill, used = st.query_params.get("skill"), st.query_params.get("agent")
     if skill or used:
-        st.caption("Linked from the graph: decisions that " + (f"activated skill {skill}" if skill else "")
-                   + (" and " if skill and used else "") + (f"chose agent {used}" if used else "") + ".")
+        st.caption("Linked from the graph: decisions that " + (f"activated skill {md_line(skill)}" if skill else "")
+                   + (" and " if skill and used else "") + (f"chose agent {md_line(used)}" if used else "") + ".")
     return TraceFilter(handbook=sel.handbook, version=sel.version if only_version else None,
                        agent=None if agent == ALL else agent, cause=None if cause == ALL else cause,
                        text=text or None, skill=skill, used_agent=used, limit=PAGE_SIZE)
@@ -63,6 +64,6 @@ def pick_step(trace: RouteTrace) -> int:
     """The step to draw (a multi-step trace draws one at a time)."""
     if len(trace.steps) <= 1:
         return 0
-    labels = {s.index: f"Step {s.index + 1} · {s.mode} -> {s.chosen}" for s in trace.steps}
+    labels = {s.index: f"Step {s.index + 1} · {md_line(s.mode)} → {md_line(s.chosen)}" for s in trace.steps}
     return st.segmented_control("Step", list(labels), format_func=labels.get, default=0,
                                 key=f"dec:step:{trace.id}") or 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from skillorchestra_core.display_text import md_escape, md_line
 from skillorchestra_core.errors import StudioError
 from skillorchestra_core.learning.feedback import record_feedback
 
@@ -19,6 +20,6 @@ def feedback_buttons(trace_id: int | None, key: str) -> None:
     try:
         r = record_feedback(None, trace_id, score, author=st.session_state.get("ctx:reviewer", "reviewer"))
     except StudioError as exc:
-        c3.error(str(exc))
+        c3.error(md_escape(exc))
         return
-    c3.success(f"Feedback {score:g} recorded as evidence: {r.handbook} v{r.version}.")
+    c3.success(f"Feedback {score:g} recorded as evidence: {md_line(r.handbook)} v{r.version}.")

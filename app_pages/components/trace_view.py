@@ -4,10 +4,9 @@ so the headline, the table order, the chart and the note always name the same wi
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
+from skillorchestra_core.display_text import md_escape
 from skillorchestra_core.routing.trace import RouteTrace, StepTrace
 from skillorchestra_core.routing.views import (
     candidates_frame,
@@ -18,7 +17,6 @@ from skillorchestra_core.routing.views import (
 )
 from skillorchestra_core.routing.what_if import StepAt, TraceAt, step_at, trace_at
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]#|<>~$:])")
 DETAILS = ("Utility chart", "Lambda path", "Per-skill contributions")
 # The role and agent columns first and wide enough for "runner-up" and long agent names (the grid cuts text).
 CANDIDATE_COLUMNS = {"": st.column_config.TextColumn("role", width=90, pinned=True),
@@ -26,9 +24,8 @@ CANDIDATE_COLUMNS = {"": st.column_config.TextColumn("role", width=90, pinned=Tr
 
 
 def md(text) -> str:
-    """Escape data for st.markdown (no raw HTML is ever enabled; this also keeps markdown syntax literal)."""
-    out = _MD_SPECIAL.sub(r"\\\1", str(text))
-    return "\\" + out if out[:1] in ("-", "+", "=") else out  # a leading list or heading marker
+    """Data as literal text for st.markdown and friends (no markup, no link, no image)."""
+    return md_escape(text)
 
 
 def facts(items: list[tuple[str, str]], big: bool = False) -> None:

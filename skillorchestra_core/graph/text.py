@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import html
-
 import networkx as nx
 
+from skillorchestra_core import display_text
 from skillorchestra_core.graph.build import AGENT, COMPETENCE, MODE, SKILL
 
 
 def esc(text: object) -> str:
     """HTML-escape any value (quotes too), for Plotly text, DOT labels and HTML."""
-    return html.escape("" if text is None else str(text), quote=True)
+    return display_text.html_escape(text)
 
 
 def short(text: object, limit: int = 40) -> str:
@@ -103,9 +102,6 @@ def mean_bin(mean: float) -> tuple[float, float, str, float]:
     return MEAN_BINS[i]
 
 
-_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&")
-
-
 def md_escape(text: object) -> str:
-    """Backslash-escape Markdown (and Streamlit directive) punctuation so a name renders as plain text."""
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in ("" if text is None else str(text)))
+    """Markdown that renders as the plain text of `text` (see display_text.md_escape)."""
+    return display_text.md_escape(text)

@@ -19,8 +19,10 @@ from typing import Any, Callable, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from skillorchestra_core.errors import StudioError
+from skillorchestra_core.llm.redact import install_log_redaction, redact
 
 Message = dict[str, Any]
+install_log_redaction()  # provider libraries log through these loggers; no key reaches a log line
 
 
 class LlmError(StudioError):
@@ -74,7 +76,7 @@ class CallLog:
     def mark_last(self, outcome: str, error: str) -> None:
         with self._lock:
             if self.records:
-                self.records[-1].outcome, self.records[-1].error = outcome, error[:2000]
+                self.records[-1].outcome, self.records[-1].error = outcome, redact(error)[:2000]
 
     def since(self, start: int) -> list[LlmCallRecord]:
         with self._lock:
@@ -120,24 +122,33 @@ class BaseLlmClient:
         record = LlmCallRecord(purpose=purpose, backend=self.backend, model=used,
                                prompt_hash=prompt_hash(messages, used, response_format))
         start = time.perf_counter()
+        secrets = self.secrets()
         try:
             reply = self._complete(messages, used, response_format, params)
         except LlmError as exc:
+            exc.args = (redact(exc, secrets),)  # it is stored in traces and printed: never with a key in it
             record.outcome, record.error = "error", str(exc)[:2000]
             record.latency_s = time.perf_counter() - start
             self.calls.add(record)
             raise
         except Exception as exc:  # provider exceptions become LlmError with the cause named
-            record.outcome, record.error = "error", f"{type(exc).__name__}: {exc}"[:2000]
+            cause = redact(f"{type(exc).__name__}: {exc}", secrets)
+            record.outcome, record.error = "error", cause[:2000]
             record.latency_s = time.perf_counter() - start
             self.calls.add(record)
-            raise LlmError(f"{self.backend} call for {purpose} to {used} failed: {type(exc).__name__}: {exc}") from exc
+            # Not chained: the provider's exception (and so any traceback printed or logged) may quote the key.
+            raise LlmError(f"{self.backend} call for {purpose} to {used} failed: {cause}") from None
         record.latency_s = time.perf_counter() - start
         record.prompt_tokens, record.completion_tokens = reply.prompt_tokens, reply.completion_tokens
         record.cost_usd = reply.cost_usd
         self.calls.add(record)
         return LlmReply(reply.text, used, reply.prompt_tokens, reply.completion_tokens,
                         reply.cost_usd, reply.provider_cost_usd, record.latency_s)
+
+    def secrets(self) -> list[str]:
+        """Credentials this client holds, removed from every error it records or raises."""
+        key = getattr(self, "api_key", None)
+        return [key] if isinstance(key, str) and key else []
 
     def _complete(self, messages: list[Message], model: str, response_format: type[BaseModel] | None,
                   params: dict[str, Any]) -> LlmReply:

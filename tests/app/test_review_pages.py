@@ -27,7 +27,7 @@ def _review(open_page, who="alice"):
 
 def _msg(element) -> str:
     """A flash message's text (the page escapes Markdown in it: skill keys are data)."""
-    return element.value.replace("\\", "")
+    return element.value.replace("\\", "").replace("\u2060", "")  # escapes and the autolink-breaking joiner
 
 
 def _frame(at, column):

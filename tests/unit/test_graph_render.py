@@ -105,7 +105,7 @@ def test_filtered_views_render(g):
 
 
 def test_md_escape_neutralises_markdown_and_directives():
-    assert md_escape("**x** <b> :red[y]") == "\\*\\*x\\*\\* \\<b\\> \\:red\\[y\\]"
+    assert md_escape("**x** <b> :red[y]") == "\\*\\*x\\*\\* \\<b\\> \\:\u2060red\\[y\\]"
     assert md_escape(None) == ""
 
 
