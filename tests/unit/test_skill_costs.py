@@ -171,3 +171,27 @@ def test_snapshots_carry_skill_costs_and_old_snapshots_fall_back_to_mode_costs()
     with pytest.raises(Exception, match="format_version 99 is newer"):
         from_snapshot(snap)
     assert math.isclose(float(t.query_costs(np.array([[0.0, 0.0]]))[0, 0]), 0.010)
+
+
+def test_llmrouter_test_split_meets_the_quality_bar_with_skill_costs(db_url, llmrouter_dir):
+    """By text only, learned from train: the skill router at lambda 0 within half a point of the true-label router,
+    and some lambda at >= 0.625 accuracy for at most 40% of the best single model's mean cost."""
+    from skillorchestra_core.db import session
+    from skillorchestra_core.formats.llmrouter import import_llmrouter
+    from skillorchestra_core.routing.evaluate import evaluate
+
+    with session(db_url) as s:
+        import_llmrouter(s, llmrouter_dir, "lr")
+        s.commit()
+    lambdas = (0.0, 0.05, 0.08, 0.1, 0.12)
+    with session(db_url) as s:
+        got = {(r.router, r.lam): r for r in evaluate(s, "lr", split="test", lambdas=lambdas, cost_scope="skill",
+                                                       routers=("skill", "true-label", "best-single"))}
+    skill0, label0 = got[("skill", 0.0)].accuracy, got[("true-label", 0.0)].accuracy
+    single = got[("best-single", 0.0)]
+    assert got[("skill", 0.0)].n_queries == 1198 and got[("skill", 0.0)].cost_scope == "skill"
+    assert skill0 >= label0 - 0.005 and skill0 >= 0.664, (skill0, label0)
+    cheap = [(lam, got[("skill", lam)].accuracy, got[("skill", lam)].mean_cost_usd) for lam in lambdas
+             if got[("skill", lam)].accuracy >= 0.625
+             and got[("skill", lam)].mean_cost_usd <= 0.4 * single.mean_cost_usd]
+    assert cheap, [(lam, got[("skill", lam)].accuracy, got[("skill", lam)].mean_cost_usd) for lam in lambdas]
