@@ -20,6 +20,7 @@ from skillorchestra_core.routing.model import RoutingModel, table_from_arrays
 from skillorchestra_core.routing.routers import DecisionInput, SkillRouter
 from skillorchestra_core.routing.snapshot import from_snapshot, to_snapshot
 from skillorchestra_core.routing.trace import ActiveSkill
+from skillorchestra_core.selection.replay import choose_grid
 
 NAN = float("nan")
 
@@ -120,7 +121,10 @@ def test_single_batch_and_evaluation_choose_alike_in_both_scopes():
         batch = np.array([batch_choose(t, idx, w, lam, cost_scope=scope)[0] for lam in lambdas])
         c = np.where(dense.sum(1, keepdims=True) > 0, dense @ t.mean.T, t.general)
         evaluated = choose_all(t, c, lambdas, "normalised", query_k(t, dense, "normalised", scope))
+        k = query_k(t, dense, "normalised", scope)
+        swept = choose_grid(c[None], k[None] if k.ndim == 2 else k, t.tie_rank, lambdas)[0]  # selection's replay
         assert np.array_equal(single, batch) and np.array_equal(single, evaluated), scope
+        assert np.array_equal(single, swept), scope
         picks[scope] = single
     assert not np.array_equal(picks["skill"], picks["mode"])  # the scopes really differ on this table
 
