@@ -34,6 +34,8 @@ class Settings(BaseSettings):
     prior_strength: float = 2.0
     credible_level: float = 0.95
     default_lambda: float = 0.1
+    # The cost a router weighs: "skill" (the query's activation-weighted per-skill costs) or "mode" (one per agent).
+    cost_scope: Literal["skill", "mode"] = "skill"
 
     @property
     def database_url(self) -> str:

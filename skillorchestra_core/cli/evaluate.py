@@ -33,6 +33,8 @@ def evaluate(
     mode: str = typer.Option(None, "--mode", help="Mode to evaluate (default: the only or the terminal mode)"),
     cost_unit: str = typer.Option("normalised", "--cost-unit",
                                   help="normalised (C / best-single's cost), max (C / the dearest agent's) or usd"),
+    cost_scope: str = typer.Option(None, "--cost-scope",
+                                   help="skill (per-skill costs) or mode (one cost per agent); default: the setting"),
     seed: int = typer.Option(0, "--seed", help="Seed of the random router and reference-rule draws"),
     top_k: int = typer.Option(3, "--top-k", help="Most active skills per query"),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per (router, lambda)"),
@@ -48,7 +50,7 @@ def evaluate(
     with db_session() as s:
         try:
             results = run(s, name, split=split, routers=routers, lambdas=values, version=version,
-                          mode=mode, cost_unit=cost_unit, seed=seed, top_k=top_k)
+                          mode=mode, cost_unit=cost_unit, seed=seed, top_k=top_k, cost_scope=cost_scope)
         except ValueError as exc:
             raise StudioError(str(exc)) from exc
     if as_json:
@@ -57,7 +59,7 @@ def evaluate(
     first = results[0]
     ref = f"C_ref {first.cost_ref * 1e6:.1f} u$" + (f" ({first.cost_ref_agent})" if first.cost_ref_agent else "")
     typer.echo(f"{first.handbook} v{first.version} | split {first.split} ({first.n_queries} queries, mode "
-               f"{first.mode}) | cost unit {first.cost_unit}, {ref}")
+               f"{first.mode}) | cost unit {first.cost_unit}, {ref} | cost scope {first.cost_scope}")
     typer.echo(f"{'router':<16}{'lambda':>8}{'accuracy':>10}{'cost u$':>10}{'skill id':>10}  calls by agent")
     for r in results:
         acc = "-" if r.accuracy is None else f"{r.accuracy:.3f}"

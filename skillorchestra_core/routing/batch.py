@@ -16,7 +16,7 @@ from skillorchestra_core.routing.activation import activate_batch
 from skillorchestra_core.routing.inputs import check_lambda, check_query
 from skillorchestra_core.routing.learned_activation import BatchActivation
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
-from skillorchestra_core.routing.utility import TIE_EPS
+from skillorchestra_core.routing.utility import TIE_EPS, cost_scope_name
 
 if TYPE_CHECKING:  # pandas only for the table views, not to route or store a trace
     import pandas as pd
@@ -38,11 +38,28 @@ def batch_competence(table: ModeTable, idx: np.ndarray, weights: np.ndarray) -> 
     return out
 
 
+def batch_cost(table: ModeTable, idx: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """(Q, A) expected USD per call: sum_s w_s C(A, s) with each row's weights normalised; C(A, mode) for a row
+    without weight (as `ModeTable.query_cost`)."""
+    sct = np.ascontiguousarray(table.skill_cost.T)
+    total = weights.sum(axis=1)
+    empty = total <= 0
+    w = weights / np.where(empty, 1.0, total)[:, None]
+    out = w[:, 0, None] * sct.take(idx[:, 0], axis=0)
+    for j in range(1, idx.shape[1]):
+        out += w[:, j, None] * sct.take(idx[:, j], axis=0)
+    if empty.any():
+        out[empty] = table.cost
+    return out
+
+
 def batch_choose(table: ModeTable, idx: np.ndarray, weights: np.ndarray, lam: float,
-                 cost_unit: str = "normalised") -> tuple[np.ndarray, np.ndarray]:
-    """(chosen agent index (Q,), chosen utility (Q,)) for every query."""
+                 cost_unit: str = "normalised", cost_scope: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(chosen agent index (Q,), chosen utility (Q,)) for every query. Cost scope "skill" (the default setting)
+    weighs each query's expected per-skill cost, "mode" the agents' mode cost."""
     idx = np.asarray(idx, dtype=np.int64)
     weights = np.asarray(weights, dtype=float)
+    per_skill = cost_scope_name(cost_scope) == "skill" and lam > 0 and len(table.skills) > 0
     penalty = lam * table.costs_in(cost_unit)[0]
     rank = table.tie_rank.astype(float)
     chosen = np.empty(idx.shape[0], dtype=np.int64)
@@ -50,7 +67,10 @@ def batch_choose(table: ModeTable, idx: np.ndarray, weights: np.ndarray, lam: fl
     for start in range(0, idx.shape[0], CHUNK):
         sl = slice(start, start + CHUNK)
         u = batch_competence(table, idx[sl], weights[sl])
-        u -= penalty
+        if per_skill:
+            u -= lam * table.normalise(batch_cost(table, idx[sl], weights[sl]), cost_unit)
+        else:
+            u -= penalty
         top = u.max(axis=1)
         best[sl] = top
         chosen[sl] = np.argmin(np.where(u >= (top - TIE_EPS)[:, None], rank, np.inf), axis=1)
@@ -94,7 +114,7 @@ class BatchResult:
 
 
 def route_batch(model: RoutingModel, queries: list[str], *, lam: float, mode: str | None = None,
-                cost_unit: str = "normalised", top_k: int = 3) -> BatchResult:
+                cost_unit: str = "normalised", top_k: int = 3, cost_scope: str | None = None) -> BatchResult:
     """Offline activation of all queries at once (`activate_batch`), then one vectorised decision per query in `mode`
     (default: the terminal mode for multi-mode handbooks, the only mode otherwise)."""
     lam = check_lambda(lam)
@@ -102,5 +122,5 @@ def route_batch(model: RoutingModel, queries: list[str], *, lam: float, mode: st
     mode = mode or (model.mode_names[0] if len(model.modes) == 1 else model.terminal_mode())
     table = model.table(mode)
     idx, w = padded(table, activate_batch(model, mode, list(queries), top_k))
-    chosen, best = batch_choose(table, idx, w, lam, cost_unit)
+    chosen, best = batch_choose(table, idx, w, lam, cost_unit, cost_scope)
     return BatchResult(mode, [table.agents[i] for i in chosen], best)

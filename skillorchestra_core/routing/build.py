@@ -52,6 +52,7 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
                       level: float | None = None, queries: pd.DataFrame | None = None,
                       **ids) -> RoutingModel:
     """The one way counts become a RoutingModel, for a stored version and for a handbook file alike."""
+    from skillorchestra_core.evidence.skill_costs import skill_costs
     from skillorchestra_core.learning import profile
     from skillorchestra_core.learning.competence import PriorConfig, pooled_rates
     from skillorchestra_core.routing.model import mode_table_from_frames
@@ -61,13 +62,14 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
     level = level or settings.credible_level
     comp = profile.competence(frames, prior=prior, level=level)
     costs = profile.costs(frames)
+    per_skill = skill_costs(frames.outcomes, frames.attributions, frames.skills, frames.agents, costs)
     pooled = pooled_rates(frames.outcomes, frames.agents, frames.imported, frames.skills)
     modes = {}
     for name in content.modes:  # the content's order (as created), which the fallback mode order follows
         if (frames.agents["mode"] == name).any():
             spec = content.modes[name]
             modes[name] = mode_table_from_frames(name, comp, costs, frames.agents, frames.outcomes, pooled,
-                                                 spec.description, spec.insights)
+                                                 spec.description, spec.insights, per_skill)
     skills = {k.key: SkillSpec(k.key, k.mode, k.name, k.description, list(k.indicators), list(k.examples),
                               k.parent_key) for k in content.skills.values()}
     has_queries = queries is not None and not queries.empty

@@ -26,10 +26,10 @@ from skillorchestra_core.routing import cache_state
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # 3: per-skill costs
 MAX_FILES = 64  # per cache folder; the oldest are removed first
 _TABLE_ARRAYS = ("mean", "ci_low", "ci_high", "alpha", "beta", "n", "successes", "cost", "general", "overall_rate",
-                 "train_rate")
+                 "train_rate", "cost_n", "skill_cost", "skill_cost_n")
 _TABLE_FIELDS = ("agents", "models", "skills", "cost_source", "description", "insights", "prices")
 _EVIDENCE_ARRAYS = ("query_ids", "keys", "score", "cost", "trajectory")
 _MODEL_FIELDS = {"handbook", "version", "content_hash", "modes", "skills", "handbook_id", "version_id", "synthetic",

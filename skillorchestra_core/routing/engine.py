@@ -29,7 +29,7 @@ from skillorchestra_core.routing.trace import (
     lazy_step,
     trusted,
 )
-from skillorchestra_core.routing.utility import cost_unit_name
+from skillorchestra_core.routing.utility import cost_scope_name, cost_unit_name
 
 EXECUTIONS = ("dry-run", "replay", "live")
 
@@ -45,11 +45,13 @@ class RouteOptions:
     seed: int = 0
     activation: str = "auto"  # auto | offline | llm
     reference_variant: str = "weighted_avg"
+    cost_scope: str | None = None  # skill | mode; None: the cost_scope setting
 
     def __post_init__(self) -> None:
         if self.execute not in EXECUTIONS:
             raise ValueError(f"unknown execution {self.execute!r}; use {', '.join(EXECUTIONS)}")
         self.cost_unit = cost_unit_name(self.cost_unit)
+        self.cost_scope = cost_scope_name(self.cost_scope)
         self.lam = check_lambda(self.lam)
 
     def make_router(self):
@@ -67,7 +69,8 @@ def _candidates(d: DecisionInput, scores, ranks) -> list[Candidate]:
         lo, hi = (t.ci_low[:, idx] @ d.weights).tolist(), (t.ci_high[:, idx] @ d.weights).tolist()
     else:
         lo = hi = d.c.tolist()
-    c, k, util, cost = d.c.tolist(), d.k.tolist(), d.utility.tolist(), t.cost.tolist()
+    c, k, util, cost = d.c.tolist(), d.k.tolist(), d.utility.tolist(), d.cost.tolist()
+    mode_cost, calls = t.cost.tolist(), d.cost_calls.tolist()
     score = [None] * len(c) if scores is None else [  # -inf (e.g. no recorded outcome) is stored as None
         x if math.isfinite(x) else None for x in np.asarray(scores, float).tolist()]
     rank = ranks.tolist()
@@ -82,6 +85,7 @@ def _candidates(d: DecisionInput, scores, ranks) -> list[Candidate]:
         out.append(trusted(Candidate, {
             "agent": agent, "model": t.models[i], "mean": c[i], "ci_low": lo[i], "ci_high": hi[i],
             "contributions": contribs, "cost": cost[i], "cost_source": t.cost_source[i], "cost_norm": k[i],
+            "mode_cost": mode_cost[i], "cost_calls": calls[i],
             "penalty": c[i] - util[i], "utility": util[i], "score": score[i], "rank": rank[i]}))
     return out
 
@@ -113,7 +117,7 @@ def decide_step(index: int, table: ModeTable, activation: Activation, options: R
     With `lazy` the candidate records are built on first use (see StepTrace); the JSON is the same."""
     keys, weights = _active(table, activation)
     d = DecisionInput(table, np.array([table.skill_index[k] for k in keys], np.int64), weights, options.lam,
-                      options.cost_unit, query, index, options.seed, model, query_id, keys)
+                      options.cost_unit, query, index, options.seed, model, query_id, keys, options.cost_scope)
     decision = (router or options.make_router()).decide(d)
     ranking = decision.scores if decision.scores is not None else d.utility
     chosen = decision.chosen
@@ -135,7 +139,8 @@ def decide_step(index: int, table: ModeTable, activation: Activation, options: R
     values = dict(
         index=index, mode=table.mode, mode_reason=mode_reason, mode_source=mode_source,
         activation_source=activation.source, activation_note=activation.note, active_skills=list(activation.skills),
-        cost_ref=float(d.c_ref), cost_ref_agent=table.cost_ref_agent(options.cost_unit), chosen=table.agents[chosen],
+        cost_ref=float(d.c_ref), cost_ref_agent=table.cost_ref_agent(options.cost_unit),
+        cost_scope="skill" if d.cost_scope == "skill" and len(d.idx) else "mode", chosen=table.agents[chosen],
         runner_up=None if runner is None else table.agents[runner], margin=margin, cause=decision.cause,
         lambda_interval=interval, lambda_note=decision.interval_note, execution=None)
 

@@ -21,7 +21,7 @@ from skillorchestra_core.routing.activation import activate_batch
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.reference import reference_choice
 from skillorchestra_core.routing.routers import REGISTRY, stable_seed
-from skillorchestra_core.routing.utility import TIE_EPS, argmax_tiebreak, cost_unit_name
+from skillorchestra_core.routing.utility import TIE_EPS, argmax_tiebreak, cost_scope_name, cost_unit_name
 
 TRUE_LABEL = "true-label"
 SPLITS = ("test", "val", "train")
@@ -61,6 +61,7 @@ class EvaluationResult:
     mean_cost_usd: float | None
     calls_by_agent: dict[str, int]
     skill_identification: float | None  # share whose top activated skill is an attributed one (None: not used)
+    cost_scope: str = "skill"  # the cost the router weighed: per-skill (skill) or per-agent (mode)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -94,9 +95,19 @@ def split_queries(model: RoutingModel, rows: list[tuple[int, str]], attributions
     return SplitQueries(split, mode, ids, [t for _, t in keep], truth, score, cost)
 
 
-def choose_all(table: ModeTable, c: np.ndarray, lambdas: np.ndarray, cost_unit: str) -> np.ndarray:
-    """(L, Q) chosen agent per lambda and query: argmax of c - lambda k, ties to the lower tie rank."""
-    k = table.costs_in(cost_unit)[0]
+def query_k(table: ModeTable, w: np.ndarray, cost_unit: str, cost_scope: str | None = None) -> np.ndarray:
+    """Each query's normalised cost per agent for (Q, K) skill weights: (Q, A) with cost scope "skill", the mode's
+    (A,) with "mode"."""
+    if cost_scope_name(cost_scope) == "mode" or not len(table.skills):
+        return table.costs_in(cost_unit)[0]
+    return table.normalise(table.query_costs(w, "skill"), cost_unit)
+
+
+def choose_all(table: ModeTable, c: np.ndarray, lambdas: np.ndarray, cost_unit: str,
+               k: np.ndarray | None = None) -> np.ndarray:
+    """(L, Q) chosen agent per lambda and query: argmax of c - lambda k, ties to the lower tie rank. `k`: (Q, A) or
+    (A,) normalised costs (default: the mode costs)."""
+    k = table.costs_in(cost_unit)[0] if k is None else k
     rank = table.tie_rank.astype(float)
     out = np.empty((len(lambdas), c.shape[0]), dtype=np.int64)
     for i, lam in enumerate(lambdas):
@@ -131,13 +142,14 @@ def identification(w: np.ndarray, truth: np.ndarray) -> float | None:
 
 
 def choices(model: RoutingModel, q: SplitQueries, router: str, lambdas: np.ndarray, *, cost_unit: str,
-            seed: int = 0, top_k: int = 3) -> tuple[np.ndarray, float | None]:
+            seed: int = 0, top_k: int = 3, cost_scope: str | None = None) -> tuple[np.ndarray, float | None]:
     """((L, Q) chosen agent indices, skill identification or None when the router uses no activation)."""
     t = model.table(q.mode)
+    scope = cost_scope_name(cost_scope)
     n, shape = len(q.texts), (len(lambdas), len(q.texts))
     if router in ("skill", TRUE_LABEL, "oracle", "reference-rule"):
         w = q.truth if router == TRUE_LABEL else _dense(t, model, q, top_k)
-        chosen = choose_all(t, _competence(t, w), lambdas, cost_unit)
+        chosen = choose_all(t, _competence(t, w), lambdas, cost_unit, query_k(t, w, cost_unit, scope))
         if router in ("skill", TRUE_LABEL):
             return chosen, identification(w, q.truth)
         if router == "oracle":  # the best recorded outcome, ties to the lower tie rank; no record: the skill rule
@@ -149,7 +161,11 @@ def choices(model: RoutingModel, q: SplitQueries, router: str, lambdas: np.ndarr
         score = np.where(np.isnan(t.train_rate), t.overall_rate, t.train_rate)
         return np.full(shape, argmax_tiebreak(score, t.tie_rank)), None
     if router == "cheapest":
-        return np.full(shape, int(np.argmin(t.tie_rank))), None
+        if scope == "mode" or not len(t.skills):
+            return np.full(shape, int(np.argmin(t.tie_rank))), None
+        cost = t.query_costs(_dense(t, model, q, top_k), "skill")  # the query's expected cost, ties as the router
+        pick = np.argmin(np.where(cost <= cost.min(axis=1, keepdims=True) + TIE_EPS, t.tie_rank, np.inf), axis=1)
+        return np.tile(pick.astype(np.int64), (len(lambdas), 1)), None
     if router == "random":
         picks = [int(np.random.default_rng(stable_seed(seed, "random", x.strip(), 0)).integers(len(t.agents)))
                  for x in q.texts]
@@ -170,13 +186,15 @@ def _reference(t: ModeTable, w: np.ndarray, texts: list[str], lambdas: np.ndarra
 
 
 def evaluate_model(model: RoutingModel, q: SplitQueries, router: str, lambdas, *, cost_unit: str = "normalised",
-                   seed: int = 0, top_k: int = 3) -> list[EvaluationResult]:
+                   seed: int = 0, top_k: int = 3, cost_scope: str | None = None) -> list[EvaluationResult]:
     cost_unit = cost_unit_name(cost_unit)
+    cost_scope = cost_scope_name(cost_scope)
     lambdas = np.asarray([float(x) for x in lambdas], float)
     if (lambdas < 0).any() or np.isnan(lambdas).any():
         raise ValueError("lambda must be >= 0")
     t = model.table(q.mode)
-    chosen, ident = choices(model, q, router, lambdas, cost_unit=cost_unit, seed=seed, top_k=top_k)
+    chosen, ident = choices(model, q, router, lambdas, cost_unit=cost_unit, seed=seed, top_k=top_k,
+                            cost_scope=cost_scope)
     c_ref = t.costs_in(cost_unit)[1]
     rows = np.arange(len(q.texts))
     out = []
@@ -188,13 +206,13 @@ def evaluate_model(model: RoutingModel, q: SplitQueries, router: str, lambdas, *
             model.handbook, model.version, router, lam, q.split, q.mode, cost_unit, float(c_ref),
             t.cost_ref_agent(cost_unit), len(rows), int(scored.sum()),
             float(s[scored].mean()) if scored.any() else None, float(c.mean()) if len(rows) else None,
-            {a: int(n) for a, n in zip(t.agents, counts) if n}, ident))
+            {a: int(n) for a, n in zip(t.agents, counts) if n}, ident, cost_scope))
     return out
 
 
 def evaluate(s: Session, handbook: str, *, split: str = "test", routers: list[str] | tuple[str, ...] = ("skill",),
              lambdas=(0.0,), version: int | None = None, mode: str | None = None, cost_unit: str = "normalised",
-             seed: int = 0, top_k: int = 3) -> list[EvaluationResult]:
+             seed: int = 0, top_k: int = 3, cost_scope: str | None = None) -> list[EvaluationResult]:
     """Evaluate routers on a split of a stored version (latest when None): one result per (router, lambda)."""
     from skillorchestra_core.handbook.store import load_version
     from skillorchestra_core.routing.build import routing_model
@@ -213,7 +231,7 @@ def evaluate(s: Session, handbook: str, *, split: str = "test", routers: list[st
     if not len(q.texts):
         raise ValueError(f"{model.label} has no {split} query with a recorded outcome in mode {mode!r}")
     return [r for name in routers for r in evaluate_model(model, q, name, lambdas, cost_unit=cost_unit, seed=seed,
-                                                          top_k=top_k)]
+                                                          top_k=top_k, cost_scope=cost_scope)]
 
 
 def skill_competence(model: RoutingModel, q: SplitQueries, *, top_k: int = 3,

@@ -19,7 +19,8 @@ def _arrays(step: StepTrace):
     agents = [c.agent for c in step.candidates]
     c = np.array([x.mean for x in step.candidates])
     k = np.array([x.cost_norm for x in step.candidates])
-    cost = np.array([x.cost for x in step.candidates])
+    # Ties go to the lower mode cost, as the router breaks them (older traces carry only `cost`).
+    cost = np.array([x.cost if x.mode_cost is None else x.mode_cost for x in step.candidates])
     return agents, c, k, tie_ranks(cost, agents)
 
 

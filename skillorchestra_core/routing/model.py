@@ -43,8 +43,18 @@ class ModeTable:
     description: str = ""
     insights: list[dict] = field(default_factory=list)
     prices: list[tuple[float | None, float | None]] = field(default_factory=list)  # USD per 1M in/out tokens
+    cost_n: np.ndarray | None = None  # (A,) calls behind `cost` (0 when it comes from a price card or an import)
+    skill_cost: np.ndarray | None = None  # (A, K) C(A, s) USD per call (evidence.skill_costs); None: the mode cost
+    skill_cost_n: np.ndarray | None = None  # (A, K) attribution-weighted calls behind skill_cost
 
     def __post_init__(self) -> None:
+        a, k = len(self.agents), len(self.skills)
+        self.cost = np.asarray(self.cost, float)
+        self.cost_n = np.zeros(a) if self.cost_n is None else np.asarray(self.cost_n, float).reshape(a)
+        self.skill_cost = (np.tile(self.cost[:, None], (1, k)) if self.skill_cost is None
+                           else np.asarray(self.skill_cost, float).reshape(a, k))
+        self.skill_cost_n = (np.zeros((a, k)) if self.skill_cost_n is None
+                             else np.asarray(self.skill_cost_n, float).reshape(a, k))
         self.skill_index = {k: i for i, k in enumerate(self.skills)}
         self.agent_index = {a: i for i, a in enumerate(self.agents)}
         self.tie_rank = tie_ranks(self.cost, self.agents)
@@ -68,6 +78,29 @@ class ModeTable:
         """The agent whose mean cost is C_ref (None for usd)."""
         i = cost_reference(self.cost, cost_unit, self.general, self.agents)[1]
         return None if i is None else self.agents[i]
+
+    def query_cost(self, idx: np.ndarray, weights: np.ndarray, scope: str = "skill") -> tuple[np.ndarray, np.ndarray]:
+        """(expected USD per call (A,), calls behind it (A,)) for one query's active skills: sum_s w_s C(A, s) with
+        scope "skill"; the mode cost C(A) with scope "mode" or when no skill is active."""
+        if scope == "skill" and len(idx):
+            w = np.asarray(weights, float)
+            return self.skill_cost[:, idx] @ w, self.skill_cost_n[:, idx] @ w
+        return self.cost, self.cost_n
+
+    def query_costs(self, weights: np.ndarray, scope: str = "skill") -> np.ndarray:
+        """(Q, A) expected USD per call for (Q, K) skill weights over `skills` (rows normalised; a zero row, or
+        scope "mode", costs C(A))."""
+        w = np.asarray(weights, float)
+        if scope != "skill" or not len(self.skills):
+            return np.tile(self.cost, (w.shape[0], 1))
+        total = w.sum(axis=1, keepdims=True)
+        has = total > 0
+        return np.where(has, (w / np.where(has, total, 1.0)) @ self.skill_cost.T, self.cost[None, :])
+
+    def normalise(self, cost_usd: np.ndarray, cost_unit: str) -> np.ndarray:
+        """Costs in USD -> the router's unit (divided by C_ref, which always comes from the mode costs)."""
+        c_ref = self.costs_in(cost_unit)[1]
+        return np.asarray(cost_usd, float) / c_ref if c_ref > 0 else np.zeros(np.shape(cost_usd))
 
     def indices(self, skills: list[str]) -> np.ndarray:
         return np.fromiter((self.skill_index[s] for s in skills), dtype=np.int64, count=len(skills))
@@ -135,9 +168,9 @@ class RoutingModel:
 
 def mode_table_from_frames(mode: str, comp: pd.DataFrame, costs: pd.DataFrame, agents: pd.DataFrame,
                            outcomes: pd.DataFrame, pooled: pd.DataFrame, description: str = "",
-                           insights: list | None = None) -> ModeTable:
-    """Pivot one mode's competence table (profile.competence), pooled rates (competence.pooled_rates) and costs
-    into arrays."""
+                           insights: list | None = None, skill_cost: pd.DataFrame | None = None) -> ModeTable:
+    """Pivot one mode's competence table (profile.competence), pooled rates (competence.pooled_rates), mode costs
+    and per-skill costs (evidence.skill_costs; None: every skill costs the mode cost) into arrays."""
     names = sorted(agents.loc[agents["mode"] == mode, "agent"].unique())
     c = comp[comp["mode"] == mode]
     skills = sorted(c["skill"].unique())
@@ -149,6 +182,15 @@ def mode_table_from_frames(mode: str, comp: pd.DataFrame, costs: pd.DataFrame, a
             .astype(float).fillna(fill).to_numpy()
 
     cm = costs[costs["mode"] == mode].set_index("agent").reindex(names)
+    mode_cost = cm["cost"].fillna(0.0).to_numpy(float)
+    sc = scn = None
+    if skill_cost is not None and skills:
+        per = skill_cost[skill_cost["mode"] == mode]
+        sc = per.pivot(index="agent", columns="skill", values="cost").reindex(index=names, columns=skills) \
+            .astype(float).to_numpy()
+        sc = np.where(np.isnan(sc), mode_cost[:, None], sc)
+        scn = per.pivot(index="agent", columns="skill", values="n_cost").reindex(index=names, columns=skills) \
+            .astype(float).fillna(0.0).to_numpy()
     spec = agents[agents["mode"] == mode].drop_duplicates("agent").set_index("agent").reindex(names)
     model_of = spec["model"]
     prices = [(None if np.isnan(a) else float(a), None if np.isnan(b) else float(b))
@@ -167,16 +209,17 @@ def mode_table_from_frames(mode: str, comp: pd.DataFrame, costs: pd.DataFrame, a
     return ModeTable(
         mode=mode, agents=names, models=[str(m or a) for a, m in zip(names, model_of.fillna(""))], skills=skills,
         mean=mean, ci_low=grid("ci_low"), ci_high=grid("ci_high"), alpha=grid("alpha", 1.0),
-        beta=grid("beta", 1.0), n=grid("n"), successes=grid("S"), cost=cm["cost"].fillna(0.0).to_numpy(float),
+        beta=grid("beta", 1.0), n=grid("n"), successes=grid("S"), cost=mode_cost,
         cost_source=[str(x) for x in cm["cost_source"].fillna("none")], general=general,
         overall_rate=overall, train_rate=train, description=description, insights=list(insights or []),
-        prices=prices,
+        prices=prices, cost_n=cm["n_cost"].fillna(0.0).to_numpy(float) if "n_cost" in cm else None,
+        skill_cost=sc, skill_cost_n=scn,
     )
 
 
 def table_from_arrays(mode: str, agents: list[str], skills: list[str], mean, cost, *, n=None, successes=None,
                       overall_rate=None, train_rate=None, general=None, models: list[str] | None = None,
-                      level: float = 0.95) -> ModeTable:
+                      level: float = 0.95, skill_cost=None, skill_cost_n=None) -> ModeTable:
     """A ModeTable from plain arrays (tests, benchmarks, hand-built examples). `n` defaults to 10 attempts per
     (agent, skill) and `successes` to mean x n; alpha and beta are the flat-prior posterior of those counts and the
     interval comes from `posterior`, like every other table; `mean` is taken as given."""
@@ -196,4 +239,5 @@ def table_from_arrays(mode: str, agents: list[str], skills: list[str], mean, cos
         cost_source=["given"] * len(agents),
         general=np.asarray(general, float) if general is not None else mean.mean(1) if len(skills) else
         np.full(len(agents), 0.5), overall_rate=overall,
-        train_rate=np.asarray(train_rate, float) if train_rate is not None else np.full(len(agents), np.nan))
+        train_rate=np.asarray(train_rate, float) if train_rate is not None else np.full(len(agents), np.nan),
+        skill_cost=skill_cost, skill_cost_n=skill_cost_n)

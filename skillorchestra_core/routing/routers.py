@@ -4,7 +4,7 @@ skill          U(A) = sum_s w_s mean(A, s) - lambda C(A)/C_ref: the paper's rule
 reference-rule the reference code's route_by_weighted_avg: empirical rates, cost only among exact ties (ref. 6.2);
                variant "select_agent" follows SkillHandbook.select_agent (ref. 6.4).
 best-single    the agent with the best success rate on the train queries of the mode.
-cheapest       the lowest mean cost per call.
+cheapest       the lowest expected cost per call for the query (its skills' costs, or the mode cost).
 random         uniform, seeded by (seed, query, step).
 oracle         the best recorded outcome on this query (an upper bound; needs the query in the evidence).
 """
@@ -20,7 +20,7 @@ import numpy as np
 from skillorchestra_core.routing import small
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.reference import reference_choice
-from skillorchestra_core.routing.utility import TIE_EPS, argmax_tiebreak
+from skillorchestra_core.routing.utility import TIE_EPS, argmax_tiebreak, cost_scope_name
 
 LAMBDA_FREE = "this router does not weigh cost against competence: lambda does not change its choice"
 
@@ -38,9 +38,15 @@ class DecisionInput:
     model: RoutingModel | None = None
     query_id: int | None = None
     skill_keys: list[str] = field(default_factory=list)
+    cost_scope: str | None = None  # skill | mode; None: the setting
 
     def __post_init__(self) -> None:
+        self.cost_scope = cost_scope_name(self.cost_scope)
         self.k, self.c_ref = self.table.costs_in(self.cost_unit)
+        # The query's expected cost per call: per-skill costs weighted like the competence (mode cost without skills)
+        self.cost, self.cost_calls = self.table.query_cost(self.idx, self.weights, self.cost_scope)
+        if self.cost_scope == "skill" and len(self.idx):
+            self.k = self.table.normalise(self.cost, self.cost_unit)
         self.c = self.table.mean[:, self.idx] @ self.weights if len(self.idx) else self.table.general
         self.utility = self.c - self.lam * self.k
 
@@ -113,8 +119,8 @@ class CheapestRouter:
     name = "cheapest"
 
     def decide(self, d: DecisionInput) -> Decision:
-        t = d.table
-        return Decision(int(np.argmin(t.tie_rank)), "cheapest", -t.cost, _free_interval(), LAMBDA_FREE)
+        return Decision(argmax_tiebreak(-d.cost, d.table.tie_rank), "cheapest", -d.cost, _free_interval(),
+                        LAMBDA_FREE)
 
 
 class RandomRouter:
@@ -160,7 +166,7 @@ REGISTRY: dict[str, RouterInfo] = {r.name: r for r in [
                False, ReferenceRuleRouter),
     RouterInfo("best-single", "Best single agent", "the best success rate on train, for every query", False,
                BestSingleRouter),
-    RouterInfo("cheapest", "Cheapest", "the lowest mean cost per call", False, CheapestRouter),
+    RouterInfo("cheapest", "Cheapest", "the lowest expected cost per call", False, CheapestRouter),
     RouterInfo("random", "Random (seeded)", "a uniform draw seeded by the query", False, RandomRouter),
     RouterInfo("oracle", "Oracle (upper bound)", "the best recorded outcome on this query", False, OracleRouter),
 ]}

@@ -23,6 +23,10 @@ from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingMo
 SNAPSHOT_FORMAT = "skillorchestra-routing-snapshot"
 _ARRAYS = ("mean", "ci_low", "ci_high", "alpha", "beta", "n", "successes", "cost", "general", "overall_rate",
            "train_rate")
+# Format 2 adds the per-skill costs; a format-1 snapshot prices every skill at the mode cost.
+SNAPSHOT_VERSION = 2
+_COST_ARRAYS = ("cost_n", "skill_cost", "skill_cost_n")
+_GRIDS = ("mean", "ci_low", "ci_high", "alpha", "beta", "n", "successes", "skill_cost", "skill_cost_n")
 
 
 def _list(a: np.ndarray):
@@ -41,10 +45,10 @@ def to_snapshot(model: RoutingModel, include_queries: bool = True) -> dict[str, 
     for name, t in model.modes.items():
         modes[name] = {"agents": t.agents, "models": t.models, "skills": t.skills, "cost_source": t.cost_source,
                        "description": t.description, "insights": t.insights, "prices": t.prices,
-                       **{k: _list(getattr(t, k)) for k in _ARRAYS}}
-    out = {"format": SNAPSHOT_FORMAT, "format_version": 1, "handbook": model.handbook, "version": model.version,
-           "content_hash": model.content_hash, "synthetic": model.synthetic, "settings": model.settings,
-           "modes": modes, "skills": {k: vars(d) for k, d in model.skills.items()}, "activation_models": trained}
+                       **{k: _list(getattr(t, k)) for k in (*_ARRAYS, *_COST_ARRAYS)}}
+    out = {"format": SNAPSHOT_FORMAT, "format_version": SNAPSHOT_VERSION, "handbook": model.handbook,
+           "version": model.version, "content_hash": model.content_hash, "synthetic": model.synthetic,
+           "settings": model.settings, "modes": modes, "skills": {k: vars(d) for k, d in model.skills.items()}, "activation_models": trained}
     if include_queries:
         out["skill_queries"] = [list(x) for x in model.skill_queries]
         if model.paths is not None:
@@ -54,12 +58,18 @@ def to_snapshot(model: RoutingModel, include_queries: bool = True) -> dict[str, 
 
 
 def from_snapshot(data: dict[str, Any]) -> RoutingModel:
+    version = data.get("format_version", 1)
+    if not isinstance(version, int) or version > SNAPSHOT_VERSION:
+        raise StudioError(f"routing snapshot format_version {version!r} is newer than this code reads "
+                          f"({SNAPSHOT_VERSION}): upgrade skillorchestra")
     modes = {}
     for name, m in data["modes"].items():
+        keys = [k for k in (*_ARRAYS, *_COST_ARRAYS) if k in m]
         arrays = {k: np.array([np.nan if x is None else x for x in m[k]] if m[k] and not isinstance(m[k][0], list)
-                              else m[k], float) for k in _ARRAYS}
-        for k in ("mean", "ci_low", "ci_high", "alpha", "beta", "n", "successes"):
-            arrays[k] = arrays[k].reshape(len(m["agents"]), len(m["skills"]))
+                              else m[k], float) for k in keys}
+        for k in _GRIDS:
+            if k in arrays:
+                arrays[k] = arrays[k].reshape(len(m["agents"]), len(m["skills"]))
         modes[name] = ModeTable(mode=name, agents=m["agents"], models=m["models"], skills=m["skills"],
                                 cost_source=m["cost_source"], description=m.get("description", ""),
                                 insights=m.get("insights", []), prices=[tuple(p) for p in m.get("prices", [])],

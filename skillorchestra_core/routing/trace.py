@@ -72,8 +72,10 @@ class Candidate(BaseModel):
     ci_low: float  # weighted sums of the per-skill interval ends (a band, not a credible interval of the sum)
     ci_high: float
     contributions: list[SkillContribution] = Field(default_factory=list)
-    cost: float  # C(A, mode): mean USD per call
+    cost: float  # the cost weighed: sum_s w_s C(A, s) (cost scope "skill" with active skills), else C(A, mode)
     cost_source: str = ""
+    mode_cost: Optional[float] = None  # C(A, mode): mean USD per call (ties go to the lower one)
+    cost_calls: Optional[float] = None  # the (attribution-weighted) train calls behind `cost`
     cost_norm: float  # k_A = C(A, mode) / C_ref(mode) (cost_unit "normalised" or "max") or C(A, mode) ("usd")
     penalty: float  # lambda * k_A
     utility: float  # c_A - lambda * k_A
@@ -130,6 +132,7 @@ class StepTrace(BaseModel):
     active_skills: list[ActiveSkill] = Field(default_factory=list)
     cost_ref: float = 1.0  # C_ref(mode) used to normalise costs
     cost_ref_agent: Optional[str] = None  # whose mean cost C_ref is (best-single or most expensive; None for usd)
+    cost_scope: str = "mode"  # "skill": candidates' costs are their per-skill costs; "mode": C(A, mode)
     candidates: list[Candidate] = Field(default_factory=list)
     chosen: Optional[str] = None
     runner_up: Optional[str] = None

@@ -32,6 +32,21 @@ COST_UNIT_HELP = ("normalised: lambda = 0.1 gives up 0.1 of competence to avoid 
 _ALIASES = {"best-single": "normalised", "most-expensive": "max"}
 
 
+COST_SCOPES = ("skill", "mode")
+
+
+def cost_scope_name(scope: str | None = None) -> str:
+    """The cost scope: given, else the `cost_scope` setting (SKILLORCHESTRA_COST_SCOPE); ValueError otherwise.
+    skill: a query's cost is sum_s w_s C(A, s); mode: C(A, mode) for every query."""
+    if scope is None:
+        from skillorchestra_core.settings import get_settings
+
+        scope = get_settings().cost_scope
+    if scope not in COST_SCOPES:
+        raise ValueError(f"unknown cost scope {scope!r}; use skill (per-skill costs) or mode (one cost per agent)")
+    return scope
+
+
 def cost_unit_name(cost_unit: str) -> str:
     """The canonical cost unit (aliases: best-single = normalised, most-expensive = max); ValueError otherwise."""
     unit = _ALIASES.get(cost_unit, cost_unit)

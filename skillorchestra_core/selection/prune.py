@@ -14,17 +14,24 @@ from sqlmodel import Session
 
 from skillorchestra_core.handbook.store import load_version
 from skillorchestra_core.routing.build import routing_model
-from skillorchestra_core.routing.evaluate import competence_from_weights, skill_competence
+from skillorchestra_core.routing.evaluate import competence_from_weights, query_k, skill_competence
 from skillorchestra_core.selection import tree
 from skillorchestra_core.selection.candidates import Candidate, store_candidate
 from skillorchestra_core.selection.replay import choose_grid
 
 
 def removable(table, w: np.ndarray, parent: dict[str, str | None], lambdas, cost_unit: str) -> list[str]:
-    """Skills of `table` whose removal (weight to the nearest kept ancestor) changes no choice at any lambda."""
-    k, rank = table.costs_in(cost_unit)[0], table.tie_rank
+    """Skills of `table` whose removal (weight to the nearest kept ancestor) changes no choice at any lambda.
+    With per-skill costs (the cost_scope setting) a query's cost moves with its weights, as its competence does."""
+    rank = table.tie_rank
     lambdas = np.asarray(lambdas, float)
-    base = choose_grid(competence_from_weights(table, w)[None], k, rank, lambdas)[0]
+
+    def grid(weights: np.ndarray) -> np.ndarray:
+        k = query_k(table, weights, cost_unit)
+        return choose_grid(competence_from_weights(table, weights)[None], k[None] if k.ndim == 2 else k, rank,
+                           lambdas)[0]
+
+    base = grid(w)
     idx = table.skill_index
     order = sorted(table.skills, key=lambda s: (float(w[:, idx[s]].sum()), s))
     removed: set[str] = set()
@@ -37,7 +44,7 @@ def removable(table, w: np.ndarray, parent: dict[str, str | None], lambdas, cost
         if up is not None:
             trial[:, idx[up]] += trial[:, idx[s]]
         trial[:, idx[s]] = 0.0
-        got = choose_grid(competence_from_weights(table, trial)[None], k, rank, lambdas)[0]
+        got = grid(trial)
         if np.array_equal(got, base):
             removed.add(s)
             cur = trial

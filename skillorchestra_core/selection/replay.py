@@ -27,15 +27,17 @@ class Grid:
 
 def choose_grid(c: np.ndarray, k: np.ndarray, rank: np.ndarray, lambdas: np.ndarray) -> np.ndarray:
     """(N, L, Q) argmax over agents of c - lambda k, ties (within TIE_EPS) to the lowest tie rank.
-    `c` (N, Q, A) competence, `k` (N, A) or (A,) cost in the router's unit, `rank` (A,) tie rank."""
+    `c` (N, Q, A) competence, `k` (N, A) or (A,) cost in the router's unit, or (N, Q, A) per query (per-skill
+    costs), `rank` (A,) tie rank."""
     c = np.asarray(c, float)
     n, q, a = c.shape
     lambdas = np.asarray(lambdas, float)
-    k = np.broadcast_to(np.asarray(k, float), (n, a))
+    k = np.asarray(k, float)
+    k = np.broadcast_to(k, (n, q, a)) if k.ndim == 3 else np.broadcast_to(k, (n, a))[:, None, :]
     prefer = (a - np.asarray(rank, float))  # > 0, larger for a lower tie rank: argmax among the tied agents
     out = np.empty((n, len(lambdas), q), dtype=np.int64)
     for i in range(n):  # one candidate's (L, Q, A) block at a time stays in cache
-        u = c[i][None, :, :] - lambdas[:, None, None] * k[i][None, None, :]
+        u = c[i][None, :, :] - lambdas[:, None, None] * k[i][None, :, :]
         top = u.max(axis=-1, keepdims=True)
         out[i] = np.argmax((u >= top - TIE_EPS) * prefer, axis=-1)
     return out

@@ -11,7 +11,14 @@ from sqlmodel import Session
 from skillorchestra_core.db.models import Query
 from skillorchestra_core.handbook.store import load_version
 from skillorchestra_core.routing.build import routing_model
-from skillorchestra_core.routing.evaluate import SPLITS, SplitQueries, choices, skill_competence, split_queries
+from skillorchestra_core.routing.evaluate import (
+    SPLITS,
+    SplitQueries,
+    choices,
+    query_k,
+    skill_competence,
+    split_queries,
+)
 from skillorchestra_core.routing.inputs import check_lambda
 from skillorchestra_core.routing.model import RoutingModel
 from skillorchestra_core.selection.candidates import Candidate
@@ -92,15 +99,16 @@ def baseline_runs(model: RoutingModel, q: SplitQueries, cand: Candidate, opts: S
 def candidate_runs(model: RoutingModel, q: SplitQueries, cand: Candidate, opts: SweepOptions,
                    cost_ref: float | None) -> list[tuple[RunRecord, dict]]:
     t = model.table(q.mode)
-    k, rank = t.costs_in(opts.cost_unit)[0], t.tie_rank
+    rank = t.tie_rank
     out = []
     for router in opts.routers:
         if router == "reference-rule":
             chosen = choices(model, q, router, np.array(opts.lambdas), cost_unit=opts.cost_unit, seed=opts.seed,
                              top_k=opts.top_k)[0]
         else:
-            c, _ = skill_competence(model, q, top_k=opts.top_k, true_label=router == "true-label")
-            chosen = replay(c[None], k, rank, opts.lambdas, q.score, q.cost).chosen[0]
+            c, w = skill_competence(model, q, top_k=opts.top_k, true_label=router == "true-label")
+            k = query_k(t, w, opts.cost_unit)  # per query with per-skill costs, else the mode's
+            chosen = replay(c[None], k[None] if k.ndim == 2 else k, rank, opts.lambdas, q.score, q.cost).chosen[0]
         out += _records(model, q, cand, router, opts.lambdas, chosen, opts, cost_ref, False)
     return out
 

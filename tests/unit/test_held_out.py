@@ -37,7 +37,7 @@ def _learned(url: str, name: str):
         texts = list(s.exec(select(Query.text).where(Query.handbook_id == v.handbook_id, Query.split == "test")
                             .order_by(Query.ext_id)))
         export = export_document(s, name, "skillorchestra")[0]
-    choices = {lam: route_batch(model, texts, lam=lam).agents for lam in (0.0, 0.1, 0.5)}
+    choices = {lam: route_batch(model, texts, lam=lam, cost_scope="skill").agents for lam in (0.0, 0.1, 0.5)}
     return comp, costs, examples, model, choices, export, frames
 
 
@@ -57,8 +57,11 @@ def test_flipped_test_outcomes_change_nothing_learned(db_url):
     assert clean[2] == flipped[2]
     for mode in clean[3].modes:
         a, b = clean[3].table(mode), flipped[3].table(mode)
-        for field in ("mean", "ci_low", "ci_high", "cost", "general", "overall_rate", "train_rate"):
+        for field in ("mean", "ci_low", "ci_high", "cost", "general", "overall_rate", "train_rate", "cost_n",
+                      "skill_cost", "skill_cost_n"):
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+        # the per-skill costs are learned numbers (not the mode cost copied), so the comparison has teeth
+        assert (a.skill_cost_n > 0).any() and not np.allclose(a.skill_cost, a.cost[:, None])
     assert clean[3].skill_queries == flipped[3].skill_queries
     assert clean[4] == flipped[4]
     assert clean[5]["agent_profiles"] == flipped[5]["agent_profiles"]

@@ -112,7 +112,8 @@ def test_bad_router_split_and_lambda_are_clear_errors(url):
 
 
 KEYS = {"handbook", "version", "router", "lambda", "split", "mode", "cost_unit", "cost_ref", "cost_ref_agent",
-        "n_queries", "n_scored", "accuracy", "mean_cost_usd", "calls_by_agent", "skill_identification"}
+        "n_queries", "n_scored", "accuracy", "mean_cost_usd", "calls_by_agent", "skill_identification",
+        "cost_scope"}
 
 
 def test_cli_json_has_the_exact_keys_per_router_and_lambda(url):
