@@ -10,7 +10,7 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q -e ".[dev]" -c constraints.txt
 	touch $@
 
-.PHONY: install run demo test bench e2e clean
+.PHONY: install run demo test lint bench e2e clean
 install: $(BIN)/.installed
 
 demo: install
@@ -25,6 +25,10 @@ test: install
 
 e2e: install
 	$(BIN)/python -m pytest -m e2e
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy skillorchestra_core app.py app_pages
 
 bench: install
 	$(BIN)/python -m pytest -m bench -s -p no:randomly

@@ -45,7 +45,7 @@ def show_run() -> None:
     if run.status in ("queued", "running"):
         st.text(run.detail)
         if st.button("Cancel", key=f"learn:cancel:{run.id}"):
-            runs.request_cancel(None, run.id)
+            runs.request_cancel(None, run_id)
         return
     if run.error:
         st.error(md_escape(run.error))

@@ -22,7 +22,7 @@ table["synthetic"] = table["synthetic"].map({True: "synthetic demo", False: ""})
 st.dataframe(table, hide_index=True, width="stretch")
 
 sel = current_selection()
-if sel.handbook:
+if sel.handbook and sel.version is not None:
     ov = overview(sel.handbook, sel.version)  # cached per version: no outcome is re-read per visit
     st.subheader(md_line(ov.label))
     if ov.synthetic:

@@ -68,8 +68,8 @@ clicked = run_of_point(view, points[0]) if points else None
 chosen = view.runs[view.selected] if view.selected is not None else None
 if chosen is not None:
     where = "at" if split == "val" else "on val at"  # a held-out split shows val's choice, never its own
-    st.markdown(f"**Selected {where} λ={lam:g}:** {md_line(chosen.label)} · accuracy {chosen.accuracy:.3f} · "
-                f"{chosen.mean_cost_usd * 1e6:.1f} µ$/query")
+    cost = "no cost" if chosen.mean_cost_usd is None else f"{chosen.mean_cost_usd * 1e6:.1f} µ$/query"
+    st.markdown(f"**Selected {where} λ={lam:g}:** {md_line(chosen.label)} · accuracy {chosen.accuracy:.3f} · {cost}")
 target = clicked if clicked is not None and not clicked.baseline else chosen
 if st.session_state.get("pareto:published"):
     st.success(st.session_state["pareto:published"])
@@ -77,7 +77,7 @@ if target is not None:
     st.button(f"Publish v{target.version} {md_line(target.candidate)} λ={target.lam:g}", type="primary",
               key="pareto:publish", on_click=_publish,
               args=(handbook, target.version, target.lam, target.router, target.id))
-if clicked is not None:
+if clicked is not None and clicked.id is not None:
     st.subheader(md_line(clicked.label))
     with open_session() as s:
         per_agent, per_skill = breakdown(s, clicked.id)

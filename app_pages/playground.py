@@ -25,7 +25,7 @@ else:
     st.title("Playground")
     st.caption("Type a question, route it with a handbook version, and see every step: mode, active skills, "
                "candidates, choice, execution. Move lambda to see where the choice changes.")
-if sel.handbook is None:
+if sel.handbook is None or sel.version is None:
     st.info("Pick a handbook in the sidebar (or create the demo with `skillorchestra demo`).")
     st.stop()
 
@@ -62,7 +62,7 @@ def _route(store: bool) -> None:
 
         try:
             with open_session() as s:
-                traces = route_all(s, sel.handbook, query, list(request.runs), RouteOptions(
+                traces = route_all(s, request.handbook, query, list(request.runs), RouteOptions(
                     lam=lam, cost_unit=cost_unit, execute=execute), store=store, on_step=show,
                     actor=st.session_state.get("ctx:reviewer") or "playground")
         except ValueError as exc:

@@ -96,8 +96,8 @@ except Exception as exc:  # shown, never applied
 
 diff = _preview(get_settings().database_url, cand.id, cand.row_version, edits_json)
 st.markdown(f"**What approving changes** ({md(diff.before)} → {md(diff.after)}, lambda {diff.lam})")
-cols = st.columns(5)
-for col, (label, value) in zip(cols, views.diff_summary(diff).items()):
+summary_cols = st.columns(5)
+for col, (label, value) in zip(summary_cols, views.diff_summary(diff).items()):
     col.metric(label, value)
 table(views.diff_skill_rows(diff), key=f"rev:diff:{cand.id}")
 if diff.routing:

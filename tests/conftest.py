@@ -146,3 +146,19 @@ def any_db_url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'studio.db'}"
     return request.getfixturevalue("pg_db_url")
+
+
+_RUN_LAST = {"e2e": 1, "bench": 2}  # top-level folder under tests/ -> rank; every other test ranks 0
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Browser tests, then benchmarks, run after everything else. The sort is stable, so pytest-randomly's shuffle
+    (which runs first) still decides the order within each group."""
+    tests = ROOT / "tests"
+
+    def rank(item) -> int:
+        path = Path(str(item.path)).resolve()
+        return _RUN_LAST.get(path.relative_to(tests).parts[0], 0) if path.is_relative_to(tests) else 0
+
+    items.sort(key=rank)

@@ -65,5 +65,5 @@ def pick_step(trace: RouteTrace) -> int:
     if len(trace.steps) <= 1:
         return 0
     labels = {s.index: f"Step {s.index + 1} · {md_line(s.mode)} → {md_line(s.chosen)}" for s in trace.steps}
-    return st.segmented_control("Step", list(labels), format_func=labels.get, default=0,
+    return st.segmented_control("Step", list(labels), format_func=lambda i: labels[i], default=0,
                                 key=f"dec:step:{trace.id}") or 0

@@ -64,7 +64,7 @@ def graph_controls(g: nx.DiGraph, handbook: str) -> GraphControls:
         chosen_agents = f2.multiselect("Agents", agents, key=f"graph:agents:{handbook}", placeholder="All agents")
         min_n = f3.number_input("Minimum evidence n", min_value=0.0, value=0.0, step=1.0,
                                 key=f"graph:min_n:{handbook}")
-        depth_options = ["all", 0, 1, 2, 3, 4, 5]
+        depth_options: list[str | int] = ["all", 0, 1, 2, 3, 4, 5]
         depth = f5.selectbox("Skill levels shown", depth_options,
                              index=depth_options.index(auto_depth) if auto_depth is not None else 0,
                              key=f"graph:depth:{handbook}",

@@ -100,7 +100,7 @@ def _mode(p: ModePanel) -> None:
 
 def render_node_panel(data: VersionData, node: str | None, hidden_children: int = 0) -> None:
     panel = node_panel(data, node)
-    if panel is None:
+    if panel is None or node is None:
         if node:
             st.caption(f"{md_escape(node)} is not part of {md_escape(data.label)}.")
         st.info("Click a node in the graph (or pick a search hit) to open its panel.")

@@ -4,13 +4,14 @@ survives page switches (persist_state="session"). URL names: q, router, lam, cos
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
 from skillorchestra_core.routing.compare import Run, compare_runs
 from skillorchestra_core.routing.utility import COST_UNIT_HELP
 
-KEEP = {"bind": "query-params", "persist_state": "session"}
+KEEP: dict[str, Any] = {"bind": "query-params", "persist_state": "session"}
 # Bound widgets put their shown option in the URL, so the options are the short words themselves.
 COMPARE = {"nothing": "none", "another router": "router", "another version": "version"}
 

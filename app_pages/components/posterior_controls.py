@@ -116,7 +116,7 @@ def density_skill(data: VersionData, skills: list[str]) -> str | None:
         return None
     default = default_focus(data, skills)
     key = f"post:density:{data.loaded.handbook_name}"
-    return st.selectbox("Skill", options, index=options.index(default), key=key,
+    return st.selectbox("Skill", options, index=options.index(default) if default in options else 0, key=key,
                         format_func=lambda k: f"{names[k]} ({k})", on_change=_remember_skill, args=(key,))
 
 

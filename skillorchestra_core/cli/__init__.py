@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except _click_errors() as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `skillorchestra`: the help text is the answer
-            exc.show()
+            exc.show()  # type: ignore[attr-defined]  # a ClickException, whichever click copy raised it
             sys.exit(0)
         typer.echo(_usage_line(exc), err=True)
         sys.exit(getattr(exc, "exit_code", 2))

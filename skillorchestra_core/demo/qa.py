@@ -73,10 +73,11 @@ def generate_rows(rng: np.random.Generator) -> tuple[list[OutcomeRow], dict[str,
     for leaf in cat.LEAVES:
         questions = _questions(leaf, rng)
         qids = ["qa-" + hashlib.sha1(f"{leaf.key}:{text}".encode()).hexdigest()[:10] for text, _ in questions]
-        groups = [None] * len(questions)
+        groups: list[str | None] = [None] * len(questions)
         if leaf.key == "answer.math.word_problems":
-            groups = ["percentages" if t in cat.WORD_PROBLEM_PERCENT_TEMPLATES else "geometry" for _, t in questions]
-            group_of.update(zip(qids, groups))
+            named = ["percentages" if t in cat.WORD_PROBLEM_PERCENT_TEMPLATES else "geometry" for _, t in questions]
+            group_of.update(zip(qids, named))
+            groups = [*named]
         skill_of.update((qid, leaf.key) for qid in qids)
         scores = {}
         for agent in cat.AGENTS:

@@ -107,9 +107,9 @@ def build_graph(content: HandbookContent, competence: pd.DataFrame,
         g.add_edge(source, skill_id(key), kind=TREE)
     agent_modes: dict[str, list[str]] = {}
     models: dict[str, str] = {}
-    for (name, mode), spec in sorted(content.agents.items()):
-        agent_modes.setdefault(name, []).append(mode)
-        models.setdefault(name, spec.model)
+    for (name, agent_mode), agent in sorted(content.agents.items()):
+        agent_modes.setdefault(name, []).append(agent_mode)
+        models.setdefault(name, agent.model)
     for name, modes in agent_modes.items():
         g.add_node(agent_id(name), kind=AGENT, label=name, modes=tuple(modes), model=models[name])
     _add_competence_edges(g, competence)
@@ -157,7 +157,8 @@ def skill_subtree(g: nx.DiGraph, node: str) -> set[str]:
 
 def ancestors(g: nx.DiGraph, node: str) -> list[str]:
     """Parent chain of a skill node up to (and including) its mode node."""
-    out, cur = [], node
+    out: list[str] = []
+    cur = node
     while True:
         preds = [u for u, _, d in g.in_edges(cur, data=True) if d.get("kind") == TREE]
         if not preds or preds[0] in out:

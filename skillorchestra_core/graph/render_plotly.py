@@ -93,7 +93,7 @@ def _node_trace(g: nx.DiGraph, pos: Positions, kind: str, selected: str | None, 
     sizes, widths, colors = [], [], []
     for n in nodes:
         d = g.nodes[n]
-        size = style["size"]
+        size: float = style["size"]  # type: ignore[assignment]  # the style table mixes str and int values
         if kind == SKILL:
             size = 10 + min(d.get("n_queries", 0), 400) ** 0.5 / 2
         sizes.append(size + (6 if n == selected else 0))

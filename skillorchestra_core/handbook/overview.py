@@ -21,7 +21,7 @@ class VersionOverview:
     content_hash: str
     author: str
     message: str
-    counts: dict[str, int]
+    counts: dict[str, int | str]
     skills: pd.DataFrame
     agents: pd.DataFrame
     versions: pd.DataFrame
@@ -32,7 +32,7 @@ def version_overview(s: Session, name: str, number: int | None = None) -> Versio
     row = get_version(s, name, loaded.number)
     frames = profile.load_frames(s, loaded)
     c = loaded.content
-    counts = {
+    counts: dict[str, int | str] = {
         "Queries": int(frames.evidence["query_id"].nunique()),
         "Trajectories": len(frames.evidence),
         "Learned from": f"{int(frames.outcomes['query_id'].nunique()):,} {'+'.join(frames.learn_splits)} queries",

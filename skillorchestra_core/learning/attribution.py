@@ -62,7 +62,7 @@ class TextClassifier:
             return [{} for _ in texts]
         q = sparse.vstack([self.index.vector(t) for t in texts]).tocsr()
         sims = np.asarray(q @ self.centroids.T)
-        out = []
+        out: list[dict[str, float]] = []
         for row in sims:
             order = np.argsort(-row, kind="stable")[:2]
             if row[order[0]] <= 0:

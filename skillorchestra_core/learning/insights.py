@@ -45,7 +45,7 @@ def templated(mode: str, comp: pd.DataFrame, costs: pd.DataFrame, leaves: list[s
     c = comp[(comp["mode"] == mode) & comp["skill"].isin(leaves) & (comp["n"] > 0)]
     m = costs[costs["mode"] == mode]
     cost = dict(zip(m["agent"], m["cost"].astype(float)))
-    out = []
+    out: list[dict] = []
     if c.empty:
         return out
     overall = c.assign(w=c["mean"] * c["n"]).groupby("agent")[["w", "n"]].sum()

@@ -155,7 +155,7 @@ def name_terms(terms: list[str], top: int = 3) -> list[str]:
 @dataclass(frozen=True)
 class Taxonomy:
     top: Clustering
-    subs: dict[int, Clustering]  # category -> its sub-clustering (k = 1: the category is a leaf)
+    subs: dict[int, Clustering | None]  # category -> its sub-clustering (k = 1: the category is a leaf)
 
 
 def taxonomy(x: sparse.csr_matrix, y: np.ndarray, seed: int) -> Taxonomy:

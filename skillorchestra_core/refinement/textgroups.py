@@ -22,7 +22,7 @@ MAX_ITER = 50
 def text_matrix(texts: list[str]) -> tuple[sparse.csr_matrix, list[str]]:
     """L2-normalised TF-IDF rows of `texts` (numbers removed) and the vocabulary in column order."""
     index = TfidfIndex([_NUMBER.sub(" ", t) for t in texts])
-    terms = sorted(index.vocab, key=index.vocab.get)
+    terms = sorted(index.vocab, key=lambda term: index.vocab[term])
     return sparse.csr_matrix(index.matrix), terms
 
 

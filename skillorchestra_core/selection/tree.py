@@ -36,7 +36,8 @@ def levels(parent: dict[str, str | None]) -> dict[str, int]:
     """Depth of each skill: roots are level 1, their children level 2, ... (cycles are refused upstream)."""
     out: dict[str, int] = {}
     for k in parent:
-        node, d, seen = k, 0, set()
+        node: str | None = k
+        d, seen = 0, set()
         while node is not None and node not in seen:
             seen.add(node)
             d += 1
