@@ -98,6 +98,13 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(0)
         typer.echo(_usage_line(exc), err=True)
         sys.exit(getattr(exc, "exit_code", 2))
+    except OSError as exc:  # a file named on the command line cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(1)
+    except OverflowError:  # a number given on the command line beyond what the database stores
+        typer.echo(f"error: a number on the command line is out of range (at most {common.DB_INT_MAX})", err=True)
+        sys.exit(2)
     except Exception as exc:
         from sqlalchemy.exc import OperationalError  # noqa: PLC0415
 

@@ -10,6 +10,9 @@ from sqlmodel import Session
 
 from skillorchestra_core.db import get_engine
 
+# The largest integer SQLite (and a PostgreSQL bigint) stores: a larger id or version would fail in the driver.
+DB_INT_MAX = 2**63 - 1
+
 
 @dataclass
 class _State:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from skillorchestra_core.cli.common import db_session, echo_json
+from skillorchestra_core.cli.common import DB_INT_MAX, db_session, echo_json
 from skillorchestra_core.errors import StudioError
 
 
@@ -29,7 +29,7 @@ def evaluate(
                                                          "random, oracle (comma-separated for several)"),
     lam: float = typer.Option(None, "--lambda", help="One cost weight lambda"),
     lambdas: str = typer.Option(None, "--lambdas", help="Several lambdas, comma-separated (e.g. 0,0.05,0.1)"),
-    version: int = typer.Option(None, "--version", help="Version number (default: latest)"),
+    version: int = typer.Option(None, "--version", min=1, max=DB_INT_MAX, help="Version number (default: latest)"),
     mode: str = typer.Option(None, "--mode", help="Mode to evaluate (default: the only or the terminal mode)"),
     cost_unit: str = typer.Option("normalised", "--cost-unit",
                                   help="normalised (C / best-single's cost), max (C / the dearest agent's) or usd"),

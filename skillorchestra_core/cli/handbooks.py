@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from skillorchestra_core.cli.common import db_session, echo_json
+from skillorchestra_core.cli.common import DB_INT_MAX, db_session, echo_json
 
 # Heavier modules (scipy through the posterior math) are imported inside the commands that need them.
 
@@ -45,7 +45,7 @@ def handbooks(as_json: bool = typer.Option(False, "--json")) -> None:
 
 def show(
     name: str,
-    version: int = typer.Option(None, "--version", help="Version number (default: latest)"),
+    version: int = typer.Option(None, "--version", min=1, max=DB_INT_MAX, help="Version number (default: latest)"),
     as_json: bool = typer.Option(False, "--json"),
     prior: str = typer.Option("hierarchical", "--prior", help="hierarchical or flat"),
     level: float = typer.Option(0.95, "--level", help="Credible interval level"),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from skillorchestra_core.cli.common import db_session, state
+from skillorchestra_core.cli.common import DB_INT_MAX, db_session, state
 from skillorchestra_core.db.engine import write_with_retry
 
 import_app = typer.Typer(no_args_is_help=True, help="Import evidence or a handbook file into a handbook.")
@@ -93,7 +93,7 @@ def export(
     fmt: str = typer.Option("skillorchestra", "--format", "-f",
                             help="skillorchestra (canonical handbook), rsl, stage-router or json (full dump)"),
     output: str = typer.Option(..., "--output", "-o", help="File to write, or - for standard output"),
-    version: int = typer.Option(None, "--version", help="Version number (default: latest)"),
+    version: int = typer.Option(None, "--version", min=1, max=DB_INT_MAX, help="Version number (default: latest)"),
 ) -> None:
     """Export one handbook version."""
     import json

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from skillorchestra_core.cli.common import echo_json, state
+from skillorchestra_core.cli.common import DB_INT_MAX, echo_json, state
 
 
 def register(app: typer.Typer) -> None:
@@ -16,7 +16,8 @@ def learn(
     name: str = typer.Argument(..., help="Handbook name"),
     llm: str = typer.Option(None, "--llm", help="A litellm model string (default: offline, no LLM)"),
     max_queries: int = typer.Option(None, "--max-queries", min=1, help="Train queries per mode for discovery"),
-    version: int = typer.Option(None, "--version", help="Learn from this version (default: latest)"),
+    version: int = typer.Option(None, "--version", min=1, max=DB_INT_MAX,
+                                help="Learn from this version (default: latest)"),
     ignore_task_labels: bool = typer.Option(False, "--ignore-task-labels",
                                             help="Offline: cluster query text even where queries carry task labels"),
     seed: int = typer.Option(0, "--seed"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from skillorchestra_core.cli.common import db_session, echo_json
+from skillorchestra_core.cli.common import DB_INT_MAX, db_session, echo_json
 from skillorchestra_core.errors import StudioError
 
 
@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
 def route(
     name: str = typer.Argument(..., help="Handbook name"),
     query: str = typer.Argument(..., help="The query to route"),
-    version: int = typer.Option(None, "--version", help="Version number (default: latest)"),
+    version: int = typer.Option(None, "--version", min=1, max=DB_INT_MAX, help="Version number (default: latest)"),
     router: str = typer.Option("skill", "--router", help="skill, reference-rule, best-single, cheapest, random, "
                                                          "oracle"),
     lam: float = typer.Option(None, "--lambda", help="Cost weight lambda (default: SKILLORCHESTRA_DEFAULT_LAMBDA)"),
@@ -78,7 +78,7 @@ def route(
 def routing_snapshot(
     name: str = typer.Argument(..., help="Handbook name"),
     path: Path = typer.Argument(..., help="Output JSON file"),
-    version: int = typer.Option(None, "--version", help="Version number (default: latest)"),
+    version: int = typer.Option(None, "--version", min=1, max=DB_INT_MAX, help="Version number (default: latest)"),
     no_queries: bool = typer.Option(False, "--no-queries", help="Leave the evidence query texts out"),
 ) -> None:
     """Write a version's routing model as JSON for HandbookRouter.from_export (routing without a database)."""

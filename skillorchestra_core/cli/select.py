@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from skillorchestra_core.cli.common import db_session, echo_json
+from skillorchestra_core.cli.common import DB_INT_MAX, db_session, echo_json
 from skillorchestra_core.cli.evaluate import _floats
 from skillorchestra_core.errors import StudioError
 
@@ -26,7 +26,8 @@ def select(
     lambdas: str = typer.Option(DEFAULT_LAMBDAS, "--lambdas", help="Routing lambdas, comma-separated"),
     candidates: str = typer.Option("auto", "--candidates",
                                    help="auto (depth maps + pruned), none (the version alone) or numbers 1,3,4"),
-    version: int = typer.Option(None, "--version", help="Source version (default: latest non-candidate)"),
+    version: int = typer.Option(None, "--version", min=1, max=DB_INT_MAX,
+                                help="Source version (default: latest non-candidate)"),
     routers: str = typer.Option("skill", "--routers", help="skill, true-label, reference-rule (comma-separated)"),
     objective: float = typer.Option(None, "--objective-lambda",
                                     help="lambda of accuracy - lambda x normalised cost (default: settings)"),
@@ -61,7 +62,7 @@ def select(
 
 def publish(
     name: str = typer.Argument(..., help="Handbook name"),
-    version: int = typer.Option(..., "--version", help="Version to publish"),
+    version: int = typer.Option(..., "--version", min=1, max=DB_INT_MAX, help="Version to publish"),
     lam: float = typer.Option(..., "--lambda", help="Routing lambda"),
     router: str = typer.Option("skill", "--router", help="Router"),
     cost_unit: str = typer.Option("normalised", "--cost-unit", help="normalised, max or usd"),
@@ -107,7 +108,8 @@ def report(
 
 def live(
     name: str = typer.Argument(..., help="Handbook name"),
-    version: int = typer.Option(None, "--version", help="Version (default: latest; ignored with --resume)"),
+    version: int = typer.Option(None, "--version", min=1, max=DB_INT_MAX,
+                                help="Version (default: latest; ignored with --resume)"),
     lam: float = typer.Option(0.1, "--lambda", help="Routing lambda"),
     split: str = typer.Option("val", "--split", help="val (default), test or train"),
     router: str = typer.Option("skill", "--router", help="Router"),

@@ -49,13 +49,25 @@ def write_json(doc: dict[str, Any], path: str | Path) -> None:
     path = Path(path)
     if path.parent and not path.parent.exists():
         raise StudioError(f"{path}: folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    if not path.parent.is_dir():
+        raise StudioError(f"{path}: {path.parent} is not a folder")
+    if path.is_dir():
+        raise StudioError(f"{path}: is a folder; give a file name to write")
+    if path.exists() and not path.is_file():
+        raise StudioError(f"{path}: is not a regular file; give a file name to write")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise StudioError(f"{path}: cannot write in {path.parent} ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=2, ensure_ascii=False, allow_nan=False)
             fh.write("\n")
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; an export is an ordinary file
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise StudioError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -7,6 +7,7 @@ value, so the caller can fall back (and record why). Transport errors are not re
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Callable, Generic, TypeVar
@@ -42,16 +43,37 @@ def extract_json(text: str) -> str:
 def parse_reply(text: str, schema: type[T], check: Callable[[T], None] | None = None) -> T:
     """Validate `text` against `schema`, then run `check` (which raises ValueError for semantic problems)."""
     value = schema.model_validate_json(extract_json(text))
+    _finite(value.model_dump())
     if check is not None:
         check(value)
     return value
 
 
+def _finite(data: object) -> None:
+    """pydantic's JSON parser accepts Infinity and NaN; no number an LLM gives us is meaningful as either."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            raise ValueError(f"the reply has a non-finite number ({node})")
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+
+
+MAX_ERROR_CHARS = 500
+
+
 def _describe(exc: Exception) -> str:
+    """One line, whatever the reply held (keys and refs echoed in messages may carry newlines)."""
     if isinstance(exc, ValidationError):
         parts = [f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}" for e in exc.errors()[:5]]
-        return "; ".join(parts)
-    return str(exc)
+        text = "; ".join(parts)
+    else:
+        text = str(exc)
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 3] + "..."
 
 
 def ask_structured(client: LlmClient, messages: list[Message], schema: type[T], *, purpose: str,
