@@ -2,7 +2,9 @@
 
 A new database gets every table at once and is stamped with the latest version. An older database runs the
 migrations above its version in order. Rules for new entries: never edit or reorder an entry; a migration that adds a
-column must tolerate the column already existing (a brand-new database was created from the current models).
+column must tolerate the column already existing (a brand-new database was created from the current models). Every
+change to the models needs a step: tests/unit/test_migrations.py upgrades databases of older releases and compares
+the result with the models' schema.
 """
 
 from __future__ import annotations
@@ -30,14 +32,10 @@ def _m002_evidence_batches(conn: Connection) -> None:
 
     Older databases: each handbook's trajectories are cut into batches at its versions' watermarks (and one batch
     for any rows above the highest), and each version is linked to the batches at or under its watermark, so every
-    version keeps exactly the evidence it saw.
-
-    Also the decision log (`decision_trace`, `llm_call`): those tables joined the models after schema 1 without a
-    step of their own, so a database written by the first release lacks them, and this is the first step it runs."""
+    version keeps exactly the evidence it saw."""
     from skillorchestra_core.evidence.batches import digest_rows
 
-    SQLModel.metadata.create_all(conn, tables=[models.DecisionTrace.__table__, models.LlmCall.__table__,
-                                               models.EvidenceBatch.__table__, models.VersionBatch.__table__])
+    SQLModel.metadata.create_all(conn, tables=[models.EvidenceBatch.__table__, models.VersionBatch.__table__])
     if "batch_id" not in {c["name"] for c in inspect(conn).get_columns("trajectory")}:
         conn.execute(text("ALTER TABLE trajectory ADD COLUMN batch_id INTEGER REFERENCES evidence_batch (id)"))
         conn.execute(text("CREATE INDEX IF NOT EXISTS ix_trajectory_batch_id ON trajectory (batch_id)"))
@@ -127,6 +125,18 @@ def _m007_compact_decisions(conn: Connection) -> None:
             conn.execute(facets.insert(), new)
 
 
+# Tables that joined the models after schema 1 with no step of their own: a database written by the first release
+# lacks them, and so does one that earlier releases then upgraded to the latest version.
+_WITHOUT_A_STEP = (models.DecisionTrace.__table__, models.LlmCall.__table__)
+
+
+def _create_tables_without_a_step(conn: Connection) -> None:
+    """Create whichever of those tables is missing, before any pending step (a later step may alter them)."""
+    missing = [t for t in _WITHOUT_A_STEP if not inspect(conn).has_table(t.name)]
+    if missing:
+        SQLModel.metadata.create_all(conn, tables=missing)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (1, "initial schema", _m001_initial),
     (2, "evidence batches", _m002_evidence_batches),
@@ -156,6 +166,7 @@ def upgrade(engine: Engine) -> int:
             SQLModel.metadata.create_all(conn)
             pending = MIGRATIONS  # all stamped: create_all already made the current schema
         else:
+            _create_tables_without_a_step(conn)
             # Every entry not yet recorded (numbers may have gaps: rooms reserve their numbers), in list order.
             applied = set(conn.execute(text("SELECT version FROM schema_migration")).scalars())
             pending = [m for m in MIGRATIONS if m[0] not in applied]

@@ -217,6 +217,30 @@ def test_an_old_database_upgrades_to_exactly_the_models_schema_and_keeps_its_row
     assert [tuple(r) for r in seen] == [(1, 2), (2, 4)]  # each version keeps exactly the evidence it saw
 
 
+def test_a_first_release_database_already_upgraded_without_the_decision_log_gets_it(new_db):
+    """Releases before the decision log was created on upgrade took a first-release database to the latest
+    version without `decision_trace` and `llm_call` (that schema is today's minus those two tables): opening it now
+    adds them, and it keeps its rows."""
+    url = new_db()
+    load_fixture(url, "v1")
+    migrate(url)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE llm_call"))
+        conn.execute(text("DROP TABLE decision_trace"))
+    engine.dispose()
+    damaged = _schema_at(url)
+    assert [line.split(":")[0] for line in schema_diff(models_schema(new_db), damaged)] == [
+        "table decision_trace", "table llm_call"]
+    columns = {t: (sorted(spec["columns"]), spec["primary key"]) for t, spec in damaged.items()}
+    before = rows_of(url, columns)
+
+    migrate(url)
+
+    assert schema_diff(models_schema(new_db), _schema_at(url)) == []
+    assert rows_of(url, columns) == before
+
+
 def test_the_upgraded_old_database_is_usable(new_db):
     from skillorchestra_core.db import session
     from skillorchestra_core.evidence.ingest import OutcomeRow, ingest_outcomes
