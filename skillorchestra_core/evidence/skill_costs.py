@@ -24,12 +24,14 @@ COLUMNS = ["agent", "mode", "skill", "cost", "n_cost"]
 
 
 def skill_costs(outcomes: pd.DataFrame, attributions: pd.DataFrame, skills: pd.DataFrame, agents: pd.DataFrame,
-                mode_cost: pd.DataFrame, shrink: float = SHRINK_CALLS) -> pd.DataFrame:
+                mode_cost: pd.DataFrame, shrink: float = SHRINK_CALLS,
+                imported: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (agent, skill) of the same mode: `cost` C(A, s) in USD per call and `n_cost` W(A, s).
 
     `outcomes`: query_id, agent, mode, cost_usd, prompt_tokens, completion_tokens (the learn splits only);
     `attributions`: query_id, mode, skill, weight; `skills`: skill, mode, parent; `agents`: agent, mode and prices;
-    `mode_cost`: agent, mode, cost (`costs.mode_costs`)."""
+    `mode_cost`: agent, mode, cost (`costs.mode_costs`); `imported`: agent, mode, skill, calls, cost_usd, the
+    per-skill costs a handbook file carried (already summed over each subtree, so added as they are)."""
     from skillorchestra_core.learning.competence import ancestor_pairs
 
     if shrink < 0:
@@ -45,6 +47,11 @@ def skill_costs(outcomes: pd.DataFrame, attributions: pd.DataFrame, skills: pd.D
         joined["WC"] = joined["weight"] * joined["_cost"]
         sums = (joined.rename(columns={"weight": "W", "target": "skill"})
                 .groupby(["agent", "mode", "skill"], as_index=False, sort=False)[["W", "WC"]].sum())
+    if imported is not None and len(imported):
+        extra = imported.assign(W=imported["calls"].astype(float),
+                                WC=imported["calls"].astype(float) * imported["cost_usd"].astype(float))
+        sums = pd.concat([sums, extra[["agent", "mode", "skill", "W", "WC"]]]).groupby(
+            ["agent", "mode", "skill"], as_index=False, sort=False)[["W", "WC"]].sum()
     grid = grid.merge(sums, on=["agent", "mode", "skill"], how="left")
     grid = grid.merge(mode_cost[["agent", "mode", "cost"]].rename(columns={"cost": "_mode"}),
                       on=["agent", "mode"], how="left")
@@ -56,3 +63,15 @@ def skill_costs(outcomes: pd.DataFrame, attributions: pd.DataFrame, skills: pd.D
     grid["cost"], grid["n_cost"] = cost, w
     return grid[COLUMNS].sort_values(["mode", "skill", "agent"], kind="stable").reset_index(drop=True)
 
+
+
+def imported_skill_costs(agents) -> pd.DataFrame:
+    """The per-skill costs a handbook file carried in its agents' profiles (`profile["skill_costs"]`:
+    {skill: {"calls": W, "cost_usd": mean}}) as agent, mode, skill, calls, cost_usd rows. `agents`: AgentSpecs."""
+    rows = []
+    for a in agents:
+        for skill, entry in sorted((a.profile.get("skill_costs") or {}).items()):
+            if isinstance(entry, dict):
+                rows.append((a.name, a.mode, skill, float(entry.get("calls") or 0.0),
+                             float(entry.get("cost_usd") or 0.0)))
+    return pd.DataFrame(rows, columns=["agent", "mode", "skill", "calls", "cost_usd"])

@@ -155,8 +155,14 @@ def _content(hb: CHandbook) -> HandbookContent:
         c.skills[key] = SkillSpec(key, k.mode, k.name, k.description, list(k.indicators), list(k.examples),
                                   k.parent_skill_id, provenance)
     studio = (hb.metadata.get("studio") or {}).get("agents") or {}
+    skill_costs = (hb.metadata.get("studio") or {}).get("skill_costs") or {}
     for key, a in hb.agent_profiles.items():
         c.agents[(a.agent_id, a.mode)] = _agent(a, studio.get(key) if isinstance(studio, dict) else None)
+        mine = skill_costs.get(key) if isinstance(skill_costs, dict) else None
+        if isinstance(mine, dict) and mine:  # per-skill costs ride in the profile, as the mode cost does
+            c.agents[(a.agent_id, a.mode)].profile["skill_costs"] = {
+                k: {"calls": float(v["calls"]), "cost_usd": float(v["cost_usd"])} for k, v in sorted(mine.items())
+                if isinstance(v, dict) and _price(v.get("calls")) is not None and _price(v.get("cost_usd")) is not None}
         for skill, b in a.skill_competence.items():
             if (b.alpha, b.beta) != (1.0, 1.0):
                 c.imported[(a.agent_id, a.mode, skill)] = ImportedCounts(a.agent_id, a.mode, skill, b.alpha, b.beta)
@@ -291,10 +297,26 @@ def _studio_block(snap: VersionSnapshot) -> dict[str, Any]:
                              for a in snap.agents}},
         "evidence": snap.evidence_digests,
         "imported": imported,
+        "skill_costs": _skill_costs(snap, key_of),
         "agents": {a.key: {"input_price_per_m": a.spec.input_price_per_m,
                            "output_price_per_m": a.spec.output_price_per_m,
                            "price_source": a.spec.price_source} for a in snap.agents},
     }
+
+
+def _skill_costs(snap: VersionSnapshot, key_of: dict) -> dict[str, dict[str, dict[str, float]]]:
+    """Per agent and skill, the attribution-weighted calls behind its cost and their mean cost (unshrunk, subtree
+    included): an import adds them back as they are, so the file prices every skill as the stored version does."""
+    from skillorchestra_core.evidence.skill_costs import imported_skill_costs, skill_costs
+
+    f = snap.frames
+    rows = skill_costs(f.outcomes, f.attributions, f.skills, f.agents, snap.costs, shrink=0.0,
+                       imported=imported_skill_costs(snap.loaded.content.agents.values()))
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for r in rows[rows["n_cost"] > 0].itertuples():
+        out.setdefault(key_of.get((r.agent, r.mode), r.agent), {})[r.skill] = {"calls": float(r.n_cost),
+                                                                              "cost_usd": float(r.cost)}
+    return out
 
 
 def _profile(a: AgentExport) -> dict[str, Any]:

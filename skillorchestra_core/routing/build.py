@@ -52,7 +52,7 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
                       level: float | None = None, queries: pd.DataFrame | None = None,
                       **ids) -> RoutingModel:
     """The one way counts become a RoutingModel, for a stored version and for a handbook file alike."""
-    from skillorchestra_core.evidence.skill_costs import skill_costs
+    from skillorchestra_core.evidence.skill_costs import imported_skill_costs, skill_costs
     from skillorchestra_core.learning import profile
     from skillorchestra_core.learning.competence import PriorConfig, pooled_rates
     from skillorchestra_core.routing.model import mode_table_from_frames
@@ -62,7 +62,8 @@ def model_from_frames(frames: profile.VersionFrames, content: HandbookContent, *
     level = level or settings.credible_level
     comp = profile.competence(frames, prior=prior, level=level)
     costs = profile.costs(frames)
-    per_skill = skill_costs(frames.outcomes, frames.attributions, frames.skills, frames.agents, costs)
+    per_skill = skill_costs(frames.outcomes, frames.attributions, frames.skills, frames.agents, costs,
+                            imported=imported_skill_costs(content.agents.values()))
     pooled = pooled_rates(frames.outcomes, frames.agents, frames.imported, frames.skills)
     modes = {}
     for name in content.modes:  # the content's order (as created), which the fallback mode order follows

@@ -48,7 +48,8 @@ def to_snapshot(model: RoutingModel, include_queries: bool = True) -> dict[str, 
                        **{k: _list(getattr(t, k)) for k in (*_ARRAYS, *_COST_ARRAYS)}}
     out = {"format": SNAPSHOT_FORMAT, "format_version": SNAPSHOT_VERSION, "handbook": model.handbook,
            "version": model.version, "content_hash": model.content_hash, "synthetic": model.synthetic,
-           "settings": model.settings, "modes": modes, "skills": {k: vars(d) for k, d in model.skills.items()}, "activation_models": trained}
+           "settings": model.settings, "modes": modes, "skills": {k: vars(d) for k, d in model.skills.items()},
+           "activation_models": trained}
     if include_queries:
         out["skill_queries"] = [list(x) for x in model.skill_queries]
         if model.paths is not None:

@@ -64,6 +64,9 @@ def test_demo_export_import_gives_every_cell_and_choice(demo_db_url, tmp_path, n
         for m in (copy, from_file):
             np.testing.assert_allclose(m.table(mode).mean, source.table(mode).mean, rtol=0, atol=1e-12)
             np.testing.assert_allclose(m.table(mode).general, source.table(mode).general, rtol=0, atol=1e-12)
+            # per-skill costs travel in metadata.studio.skill_costs, so the file prices like the stored version
+            np.testing.assert_allclose(m.table(mode).skill_cost, source.table(mode).skill_cost, rtol=1e-12, atol=0)
+            assert (source.table(mode).skill_cost_n > 0).any()
     # A handbook file carries no labelled queries, so activation may differ; given the same active skills (and
     # with none active, the no-skill fallback), every decision must be the same.
     mode = source.terminal_mode() if len(source.modes) > 1 else source.mode_names[0]
