@@ -65,9 +65,12 @@ class ModeTable:
         return self._k[cost_unit]
 
     def cost_ref_agent(self, cost_unit: str) -> str | None:
-        """The agent whose mean cost is C_ref (None for usd)."""
-        i = cost_reference(self.cost, cost_unit, self.general, self.agents)[1]
-        return None if i is None else self.agents[i]
+        """The agent whose mean cost is C_ref (None for usd); cached, as every decision's trace names it."""
+        cache = self.__dict__.setdefault("_ref_agent", {})
+        if cost_unit not in cache:
+            i = cost_reference(self.cost, cost_unit, self.general, self.agents)[1]
+            cache[cost_unit] = None if i is None else self.agents[i]
+        return cache[cost_unit]
 
     def indices(self, skills: list[str]) -> np.ndarray:
         return np.fromiter((self.skill_index[s] for s in skills), dtype=np.int64, count=len(skills))
