@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterator
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from skillorchestra_core.llm import LlmClient
 from skillorchestra_core.routing import small
@@ -20,18 +21,11 @@ from skillorchestra_core.routing.inputs import check_lambda, check_query
 from skillorchestra_core.routing.model import ModeTable, RoutingModel
 from skillorchestra_core.routing.modes import ModePolicy
 from skillorchestra_core.routing.routers import DecisionInput, get_router
-from skillorchestra_core.routing.trace import (
-    Candidate,
-    LambdaInterval,
-    RouteTrace,
-    SkillContribution,
-    StepTrace,
-    lazy_step,
-    trusted,
-)
+from skillorchestra_core.routing.trace import Candidate, LambdaInterval, RouteTrace, StepTrace, lazy_step
 from skillorchestra_core.routing.utility import cost_scope_name, cost_unit_name
 
 EXECUTIONS = ("dry-run", "replay", "live")
+_CANDIDATES = TypeAdapter(list[Candidate])  # one validation call for every candidate record of a step
 
 
 @dataclass
@@ -60,7 +54,7 @@ class RouteOptions:
         return get_router(self.router)
 
 
-def _candidates(d: DecisionInput, scores, ranks) -> list[Candidate]:
+def _candidates(d: DecisionInput, scores, ranks) -> list[dict]:
     t, idx, keys = d.table, d.idx, d.skill_keys
     w = d.weights.tolist()
     cols = {name: getattr(t, name)[:, idx].tolist() for name in ("mean", "ci_low", "ci_high", "alpha", "beta", "n")}
@@ -78,15 +72,15 @@ def _candidates(d: DecisionInput, scores, ranks) -> list[Candidate]:
     for i, agent in enumerate(t.agents):
         mean, cl, ch, al, be, n, em = (cols["mean"][i], cols["ci_low"][i], cols["ci_high"][i], cols["alpha"][i],
                                        cols["beta"][i], cols["n"][i], emp[i])
-        contribs = [trusted(SkillContribution, {
+        contribs = [{
             "skill": key, "weight": w[j], "mean": mean[j], "ci_low": cl[j], "ci_high": ch[j], "alpha": al[j],
-            "beta": be[j], "n": n[j], "empirical_rate": em[j] if n[j] > 0 else None, "contribution": w[j] * mean[j]})
+            "beta": be[j], "n": n[j], "empirical_rate": em[j] if n[j] > 0 else None, "contribution": w[j] * mean[j]}
             for j, key in enumerate(keys)]
-        out.append(trusted(Candidate, {
+        out.append({
             "agent": agent, "model": t.models[i], "mean": c[i], "ci_low": lo[i], "ci_high": hi[i],
             "contributions": contribs, "cost": cost[i], "cost_source": t.cost_source[i], "cost_norm": k[i],
             "mode_cost": mode_cost[i], "cost_calls": calls[i],
-            "penalty": c[i] - util[i], "utility": util[i], "score": score[i], "rank": rank[i]}))
+            "penalty": c[i] - util[i], "utility": util[i], "score": score[i], "rank": rank[i]})
     return out
 
 
@@ -99,57 +93,67 @@ def _ranks(ranking: np.ndarray, tie_rank: np.ndarray, chosen: int, runner: int |
     return ranks
 
 
-def _active(table: ModeTable, activation: Activation) -> tuple[list[str], np.ndarray]:
-    """The activated skills this mode knows, with weights normalised to sum 1 (none when no weight is usable: the
-    agents' general competence then decides, as in the batch path)."""
-    used = [a for a in activation.skills if a.skill in table.skill_index]
-    weights = np.array([a.weight for a in used], float)
-    total = float(weights.sum()) if used else 0.0
+def _active(table: ModeTable, activation: Activation) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The activated skills this mode knows, their columns, and weights normalised to sum 1 (none when no weight is
+    usable: the agents' general competence then decides, as in the batch path)."""
+    index = table.skill_index
+    keys, cols, ws = [], [], []
+    for a in activation.skills:
+        col = index.get(a.skill)
+        if col is not None:
+            keys.append(a.skill)
+            cols.append(col)
+            ws.append(a.weight)
+    weights = np.array(ws, float)
+    total = float(weights.sum()) if ws else 0.0
     if total > 0:
-        return [a.skill for a in used], weights / total
-    return [], np.zeros(0)
+        return keys, np.array(cols, np.int64), weights / total
+    return [], np.zeros(0, np.int64), np.zeros(0)
 
 
 def decide_step(index: int, table: ModeTable, activation: Activation, options: RouteOptions, *, router=None,
                 query: str = "", model: RoutingModel | None = None, query_id: int | None = None,
                 mode_reason: str = "", mode_source: str = "", lazy: bool = True) -> StepTrace:
     """One decision with its full trace: candidates, contributions, choice, runner-up, margin, lambda interval.
-    With `lazy` the candidate records are built on first use (see StepTrace); the JSON is the same."""
-    keys, weights = _active(table, activation)
-    d = DecisionInput(table, np.array([table.skill_index[k] for k in keys], np.int64), weights, options.lam,
-                      options.cost_unit, query, index, options.seed, model, query_id, keys, options.cost_scope)
+    With `lazy` the candidate records and the lambda interval are built on first use (see StepTrace); the JSON is
+    the same."""
+    keys, idx, weights = _active(table, activation)
+    d = DecisionInput(table, idx, weights, options.lam, options.cost_unit, query, index, options.seed, model, query_id,
+                      keys, options.cost_scope)
     decision = (router or options.make_router()).decide(d)
     ranking = decision.scores if decision.scores is not None else d.utility
     chosen = decision.chosen
-    runner = None
-    if len(table.agents) > 1:
+    runner = decision.runner_up
+    if runner is None and len(table.agents) > 1:
         runner = small.argmax_tiebreak(ranking, table.tie_rank, exclude=chosen)
     margin = None
     if runner is not None and decision.scores is not None:
         top, second = float(ranking[chosen]), float(ranking[runner])
         if math.isfinite(top) and math.isfinite(second):
             margin = top - second
-    interval = None
-    if decision.interval is not None:
-        low, high, below, above = decision.interval
-        interval = trusted(LambdaInterval, {
+
+    def interval() -> LambdaInterval | None:
+        found = decision.interval() if callable(decision.interval) else decision.interval
+        if found is None:
+            return None
+        low, high, below, above = found
+        return LambdaInterval.model_validate({
             "low": low, "high": high, "low_closed": True, "high_closed": False,
             "below": None if below is None else table.agents[below],
             "above": None if above is None else table.agents[above], "note": decision.interval_note})
-    values = dict(
+
+    def candidates() -> list[Candidate]:
+        rows = _candidates(d, decision.scores, _ranks(ranking, table.tie_rank, chosen, runner))
+        return _CANDIDATES.validate_python(rows)
+
+    step = lazy_step(dict(
         index=index, mode=table.mode, mode_reason=mode_reason, mode_source=mode_source,
         activation_source=activation.source, activation_note=activation.note, active_skills=list(activation.skills),
         cost_ref=float(d.c_ref), cost_ref_agent=table.cost_ref_agent(options.cost_unit),
         cost_scope="skill" if d.cost_scope == "skill" and len(d.idx) else "mode", chosen=table.agents[chosen],
         runner_up=None if runner is None else table.agents[runner], margin=margin, cause=decision.cause,
-        lambda_interval=interval, lambda_note=decision.interval_note, execution=None)
-
-    def build() -> list[Candidate]:
-        return _candidates(d, decision.scores, _ranks(ranking, table.tie_rank, chosen, runner))
-
-    if lazy:
-        return lazy_step(values, build)
-    return trusted(StepTrace, {**values, "candidates": build()})
+        lambda_note=decision.interval_note, execution=None), {"lambda_interval": interval, "candidates": candidates})
+    return step if lazy else step.materialise()  # built the same way either way: the same JSON key order
 
 
 class RouteRun:

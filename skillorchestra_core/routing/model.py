@@ -75,9 +75,12 @@ class ModeTable:
         return self._k[cost_unit]
 
     def cost_ref_agent(self, cost_unit: str) -> str | None:
-        """The agent whose mean cost is C_ref (None for usd)."""
-        i = cost_reference(self.cost, cost_unit, self.general, self.agents)[1]
-        return None if i is None else self.agents[i]
+        """The agent whose mean cost is C_ref (None for usd); cached, as every decision's trace names it."""
+        cache = self.__dict__.setdefault("_ref_agent", {})
+        if cost_unit not in cache:
+            i = cost_reference(self.cost, cost_unit, self.general, self.agents)[1]
+            cache[cost_unit] = None if i is None else self.agents[i]
+        return cache[cost_unit]
 
     def query_cost(self, idx: np.ndarray, weights: np.ndarray, scope: str = "skill") -> tuple[np.ndarray, np.ndarray]:
         """(expected USD per call (A,), calls behind it (A,)) for one query's active skills: sum_s w_s C(A, s) with

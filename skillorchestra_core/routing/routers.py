@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -56,8 +57,10 @@ class Decision:
     chosen: int
     cause: str
     scores: np.ndarray | None = None  # the router's own ranking score, higher is better
-    interval: tuple[float, float | None, int | None, int | None] | None = None
+    # (low, high, below, above), or a zero-argument callable that computes it when the trace is read
+    interval: tuple[float, float | None, int | None, int | None] | Callable[[], tuple | None] | None = None
     interval_note: str = ""
+    runner_up: int | None = None  # by `scores`, when the router found it on the way (else the trace computes it)
 
 
 def stable_seed(seed: int, *parts) -> int:
@@ -74,18 +77,19 @@ class SkillRouter:
 
     def decide(self, d: DecisionInput) -> Decision:
         t = d.table
-        chosen = small.argmax_tiebreak(d.utility, t.tie_rank)
-        low, high, below, above = small.lambda_interval(d.c, d.k, chosen, t.tie_rank)
+        chosen, runner, second = small.top_two(d.utility, t.tie_rank)
         if len(t.agents) == 1:
             cause = "single_candidate"
         elif not len(d.idx):
             cause = "fallback_no_skills"
         else:
-            u = d.utility.tolist()
-            top, u[chosen] = u[chosen], -math.inf
-            cause = "tie_break_cost" if top - max(u) <= TIE_EPS else "skill_utility"
-        interval = None if math.isnan(low) else (low, None if math.isinf(high) else high, below, above)
-        return Decision(chosen, cause, d.utility, interval)
+            cause = "tie_break_cost" if float(d.utility[chosen]) - second <= TIE_EPS else "skill_utility"
+
+        def interval():
+            low, high, below, above = small.lambda_interval(d.c, d.k, chosen, t.tie_rank)
+            return None if math.isnan(low) else (low, None if math.isinf(high) else high, below, above)
+
+        return Decision(chosen, cause, d.utility, interval, runner_up=runner)
 
 
 class ReferenceRuleRouter:

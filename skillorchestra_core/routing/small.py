@@ -39,6 +39,31 @@ def argmax_tiebreak(values: np.ndarray, tie_rank: np.ndarray, mask: np.ndarray |
     return min(tied, key=ranks.__getitem__)
 
 
+def top_two(values: np.ndarray, tie_rank: np.ndarray) -> tuple[int, int | None, float]:
+    """(chosen, runner-up, best value but the chosen one's) in one pass: chosen = argmax_tiebreak(values), runner-up
+    = argmax_tiebreak(values, exclude=chosen) (None for a single value, whose best other value is -inf)."""
+    n = len(values)
+    v = values.tolist() if n <= SMALL else None
+    if v is None or (sum(v) != sum(v) and any(x != x for x in v)):  # large pools and NaN: the numpy versions
+        chosen = argmax_tiebreak(values, tie_rank)
+        if n == 1:
+            return chosen, None, -math.inf
+        rest = np.asarray(values, float).copy()
+        rest[chosen] = -math.inf
+        return chosen, argmax_tiebreak(values, tie_rank, exclude=chosen), float(rest.max())
+    ranks = tie_rank.tolist()
+    eps = utility.TIE_EPS
+    top = max(v)
+    tied = [i for i, x in enumerate(v) if x >= top - eps]
+    chosen = tied[0] if len(tied) == 1 else min(tied, key=ranks.__getitem__)
+    if n == 1:
+        return chosen, None, -math.inf
+    v[chosen] = -math.inf
+    second = max(v)
+    tied = [i for i, x in enumerate(v) if x >= second - eps]
+    return chosen, (tied[0] if len(tied) == 1 else min(tied, key=ranks.__getitem__)), second
+
+
 def lambda_interval(c: np.ndarray, k: np.ndarray, chosen: int, tie_rank: np.ndarray):
     """utility.lambda_interval: (low, high, below, above) over lambda >= 0 where `chosen` stays the argmax."""
     cs, ks = c.tolist(), k.tolist()

@@ -9,37 +9,22 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable, Literal, Optional
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
 
 TRACE_FORMAT = 1
 
 
-_SET = object.__setattr__
-_SLOTS = tuple(BaseModel.__dict__.get(name) for name in
-               ("__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"))
+LAZY_FIELDS = ("candidates", "lambda_interval")  # the costly parts of a step, built on first use
 
 
-def trusted(cls, values: dict):
-    """Build a model from values the router computed itself (already the right types), skipping validation: the
-    hot path makes ~120 of these per decision. Anything read back from JSON goes through normal validation."""
-    obj = cls.__new__(cls)
-    _SET(obj, "__dict__", values)
-    fields_set, extra, private = _SLOTS
-    if fields_set is not None and extra is not None and private is not None:
-        fields_set.__set__(obj, set(values))
-        extra.__set__(obj, None)
-        private.__set__(obj, None)
-    else:  # a pydantic without these slots: the generic path
-        _SET(obj, "__pydantic_fields_set__", set(values))
-        _SET(obj, "__pydantic_extra__", None)
-        _SET(obj, "__pydantic_private__", None)
-    return obj
-
-
-def lazy_step(values: dict, build_candidates: Callable[[], list["Candidate"]]) -> "StepTrace":
-    """A trusted StepTrace whose candidates are built by `build_candidates` on first use."""
-    step = trusted(StepTrace, {k: v for k, v in values.items() if k != "candidates"})
-    object.__setattr__(step, "__pydantic_private__", {"_build_candidates": build_candidates})
+def lazy_step(values: dict, pending: dict[str, Callable[[], Any]]) -> "StepTrace":
+    """A validated StepTrace from `values`, whose LAZY_FIELDS in `pending` are built by their zero-argument callables
+    on first use (see StepTrace)."""
+    step = StepTrace.model_validate(values)
+    # Fields live in the instance __dict__: without them there, reading one reaches __getattr__ (builds it).
+    for name in pending:
+        step.__dict__.pop(name, None)
+    step._pending = pending
     return step
 
 
@@ -119,9 +104,9 @@ class Execution(BaseModel):
 
 
 class StepTrace(BaseModel):
-    """One step. `candidates` (one record per agent with its per-skill contributions: most of a trace) may be
-    built on first use: `lazy_step` leaves it out and every read, dump, comparison or copy builds it first, so the
-    JSON is the same either way and a caller that only needs the choice never pays for it."""
+    """One step. `candidates` (one record per agent with its per-skill contributions: most of a trace) and the
+    `lambda_interval` may be built on first use: `lazy_step` leaves them out and every read, dump, comparison or copy
+    builds them first, so the JSON is the same either way and a caller that only needs the choice never pays."""
 
     index: int
     mode: str
@@ -141,19 +126,27 @@ class StepTrace(BaseModel):
     lambda_interval: Optional[LambdaInterval] = None
     lambda_note: str = ""  # how lambda enters this router's choice
     execution: Optional[Execution] = None
+    _pending: Optional[dict[str, Callable[[], Any]]] = PrivateAttr(default=None)
 
-    def __getattr__(self, name: str) -> Any:  # only reached when `candidates` has not been built yet
-        if name == "candidates" and "_build_candidates" in (self.__pydantic_private__ or {}):
-            return self.materialise().__dict__["candidates"]
+    def __getattr__(self, name: str) -> Any:  # only reached for a lazy field that has not been built yet
+        if name in LAZY_FIELDS and self._pending:
+            return self.materialise().__dict__[name]
         return super().__getattr__(name)
 
     def materialise(self) -> "StepTrace":
-        private = self.__pydantic_private__ or {}
-        build = private.pop("_build_candidates", None)
-        if build is not None:
-            self.__dict__["candidates"] = build()
-            self.__pydantic_fields_set__.add("candidates")
-            object.__setattr__(self, "__pydantic_private__", None)  # as an eagerly built step has
+        """Build the pending fields and put every field in STEP_KEY_ORDER (the JSON key order of any step)."""
+        pending = self._pending
+        if pending:
+            fields = self.__dict__
+            for name, build in pending.items():
+                if name not in fields:  # a value assigned since is kept
+                    fields[name] = build()
+                self.model_fields_set.add(name)
+            ordered = {k: fields[k] for k in STEP_KEY_ORDER if k in fields}
+            ordered.update(fields)
+            fields.clear()
+            fields.update(ordered)
+            self._pending = None  # as an eagerly built step has
         return self
 
     def model_dump(self, **kwargs) -> dict[str, Any]:
@@ -182,6 +175,10 @@ class StepTrace(BaseModel):
             if c.agent == agent:
                 return c
         raise KeyError(f"agent {agent!r} is not a candidate in step {self.index} (mode {self.mode})")
+
+
+# The stored and printed key order of a step: the fields in declaration order, the candidate records last.
+STEP_KEY_ORDER = tuple(k for k in StepTrace.model_fields if k != "candidates") + ("candidates",)
 
 
 class RouteTrace(BaseModel):
