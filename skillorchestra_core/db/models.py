@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, Index, LargeBinary, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, LargeBinary, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 
@@ -224,10 +224,11 @@ class DecisionTrace(SQLModel, table=True):
     actor: str = "system"
     created_at: datetime = Field(default_factory=utcnow, index=True)
     trace: dict = _json_dict()
-    codec: int = 0
+    # server defaults as migration 7 adds them, so a migrated and a new database have the same schema
+    codec: int = Field(default=0, sa_column_kwargs={"server_default": text("0")})
     payload: Optional[bytes] = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
     # " agent:A skill:K ..." for every step: the agents chosen at any step and the skills activated (filters)
-    tags: str = ""
+    tags: str = Field(default="", sa_column_kwargs={"server_default": text("''")})
 
 
 class DecisionFacet(SQLModel, table=True):

@@ -75,6 +75,10 @@ def pack_full(trace_dict: dict) -> bytes:
     return _pack(trace_dict)
 
 
+def unpack_full(payload: bytes) -> dict:
+    return _unpack(payload)
+
+
 def _skill_name(model, key: str) -> str:
     spec = model.skills.get(key)
     return (spec.name or key) if spec is not None else key

@@ -11,6 +11,7 @@ Regenerate the fixtures from the git history with `python tests/unit/test_migrat
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from pathlib import Path
@@ -22,6 +23,7 @@ from sqlmodel import SQLModel
 
 from skillorchestra_core.db import dispose_engines, get_engine
 from skillorchestra_core.db.migrations import MIGRATIONS
+from skillorchestra_core.routing.decision_codec import CODEC_PACKED, unpack_full
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # name -> (commit whose models wrote it, what it stands for)
@@ -196,14 +198,22 @@ def test_an_old_database_upgrades_to_exactly_the_models_schema_and_keeps_its_row
     load_fixture(url, name)
     old = _schema_at(url)
     assert schema_diff(models_schema(new_db), old) != []  # the fixture really is an older schema
-    columns = {t: (sorted(spec["columns"]), spec["primary key"]) for t, spec in old.items() if t != "schema_migration"}
+    # the compact decision log repacks a stored trace: its JSON moves from `trace` into the packed `payload`
+    columns = {t: (sorted(c for c in spec["columns"] if (t, c) != ("decision_trace", "trace")), spec["primary key"])
+               for t, spec in old.items() if t != "schema_migration"}
     before = rows_of(url, columns)
+    old_log = "decision_trace" in old  # a first-release database has no decision log
+    traces = {i: json.loads(t) if isinstance(t, str) else t for i, t in rows_of(url, {
+        "decision_trace": (["id", "trace"], ("id",))})["decision_trace"]} if old_log else {}
     assert sum(map(len, before.values())) >= 20
 
     migrate(url)
 
     assert schema_diff(models_schema(new_db), _schema_at(url)) == []
     assert rows_of(url, columns) == before
+    packed = rows_of(url, {"decision_trace": (["id", "codec", "payload"], ("id",))})["decision_trace"]
+    assert len(packed) == len(traces)
+    assert {i: unpack_full(payload) if codec == CODEC_PACKED else traces[i] for i, codec, payload in packed} == traces
     engine = create_engine(url)
     with engine.connect() as conn:
         stamped = conn.execute(text("SELECT version FROM schema_migration ORDER BY version")).scalars().all()
