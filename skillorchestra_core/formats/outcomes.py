@@ -38,6 +38,7 @@ from skillorchestra_core.formats.rows import (
     hash_split,
     is_missing,
     jsonl_objects,
+    one_line,
     settle,
     task_note,
     text_lines,
@@ -264,7 +265,7 @@ def _parquet_records(path: Path) -> tuple[Iterator[Record], list[str]]:
     try:
         source = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise MalformedFile(f"{path}: not a readable Parquet file ({exc})") from None
+        raise MalformedFile(f"{path}: not a readable Parquet file ({one_line(exc)})") from None
     columns = source.schema_arrow.names
     _check_columns(path, columns, str(path))
 
@@ -276,6 +277,6 @@ def _parquet_records(path: Path) -> tuple[Iterator[Record], list[str]]:
                     row += 1
                     yield row, rec, None
         except (pa.ArrowException, OSError) as exc:
-            raise MalformedFile(f"{path}: not a readable Parquet file ({exc})") from None
+            raise MalformedFile(f"{path}: not a readable Parquet file ({one_line(exc)})") from None
 
     return records(), columns

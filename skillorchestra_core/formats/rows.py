@@ -210,6 +210,11 @@ def load_json_document(path: Path) -> Any:
         raise MalformedFile(f"{where}: {exc.reason}") from None
 
 
+def one_line(exc: object) -> str:
+    """A library's error text (pyarrow's spans lines) as one line."""
+    return " ".join(str(exc).split())
+
+
 # --- values --------------------------------------------------------------------------------------------------------
 
 def is_missing(value: Any) -> bool:
