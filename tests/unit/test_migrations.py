@@ -400,7 +400,10 @@ engine = create_engine("sqlite:///" + path)
 migrations.upgrade(engine)  # that release's own code creates and stamps the database
 engine.dispose()
 con = sqlite3.connect(path)
-sqlite_ddl = [r[0] for r in con.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")]
+# Tables in creation order, each followed by its indexes by name (create_all's index order varies run to run).
+sqlite_ddl = [r[0] for r in con.execute(
+    "SELECT m.sql FROM sqlite_master m JOIN sqlite_master t ON t.type = 'table' AND t.name = m.tbl_name "
+    "WHERE m.sql IS NOT NULL ORDER BY t.rowid, m.type != 'table', m.name")]
 stamps = con.execute("SELECT version, name FROM schema_migration ORDER BY version").fetchall()
 pg, pg_ddl = postgresql.dialect(), []
 for table in SQLModel.metadata.sorted_tables:
