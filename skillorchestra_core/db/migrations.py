@@ -89,7 +89,8 @@ def _m007_compact_decisions(conn: Connection) -> None:
 
     have = {c["name"] for c in inspect(conn).get_columns("decision_trace")}
     blob = "BYTEA" if conn.dialect.name == "postgresql" else "BLOB"
-    for name, ddl in (("codec", "INTEGER NOT NULL DEFAULT 0"), ("payload", blob), ("tags", "VARCHAR NOT NULL DEFAULT ''")):
+    added = (("codec", "INTEGER NOT NULL DEFAULT 0"), ("payload", blob), ("tags", "VARCHAR NOT NULL DEFAULT ''"))
+    for name, ddl in added:
         if name not in have:
             conn.execute(text(f"ALTER TABLE decision_trace ADD COLUMN {name} {ddl}"))
     SQLModel.metadata.create_all(conn, tables=[models.DecisionFacet.__table__])
@@ -118,7 +119,8 @@ def _m007_compact_decisions(conn: Connection) -> None:
         if params:
             conn.execute(update, params)
         known = {tuple(x) for x in conn.execute(select(facets.c.handbook_name, facets.c.field, facets.c.value))}
-        new = [f for f in facet_rows([dict(r) for r in rows]) if (f["handbook_name"], f["field"], f["value"]) not in known]
+        new = [f for f in facet_rows([dict(r) for r in rows])
+               if (f["handbook_name"], f["field"], f["value"]) not in known]
         if new:
             conn.execute(facets.insert(), new)
 
