@@ -59,7 +59,7 @@ def batch_choose(table: ModeTable, idx: np.ndarray, weights: np.ndarray, lam: fl
     weighs each query's expected per-skill cost, "mode" the agents' mode cost."""
     idx = np.asarray(idx, dtype=np.int64)
     weights = np.asarray(weights, dtype=float)
-    per_skill = cost_scope_name(cost_scope) == "skill" and lam > 0 and len(table.skills) > 0
+    per_skill = cost_scope_name(cost_scope) == "skill" and lam > 0 and len(table.skills) > 0 and not table.uniform_cost
     penalty = lam * table.costs_in(cost_unit)[0]
     rank = table.tie_rank.astype(float)
     chosen = np.empty(idx.shape[0], dtype=np.int64)

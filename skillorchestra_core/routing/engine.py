@@ -150,7 +150,8 @@ def decide_step(index: int, table: ModeTable, activation: Activation, options: R
         index=index, mode=table.mode, mode_reason=mode_reason, mode_source=mode_source,
         activation_source=activation.source, activation_note=activation.note, active_skills=list(activation.skills),
         cost_ref=float(d.c_ref), cost_ref_agent=table.cost_ref_agent(options.cost_unit),
-        cost_scope="skill" if d.cost_scope == "skill" and len(d.idx) else "mode", chosen=table.agents[chosen],
+        cost_scope="skill" if d.cost_scope == "skill" and len(d.idx) and not table.uniform_cost else "mode",
+        chosen=table.agents[chosen],
         runner_up=None if runner is None else table.agents[runner], margin=margin, cause=decision.cause,
         lambda_note=decision.interval_note, execution=None), {"lambda_interval": interval, "candidates": candidates})
     return step if lazy else step.materialise()  # built the same way either way: the same JSON key order

@@ -98,7 +98,7 @@ def split_queries(model: RoutingModel, rows: list[tuple[int, str]], attributions
 def query_k(table: ModeTable, w: np.ndarray, cost_unit: str, cost_scope: str | None = None) -> np.ndarray:
     """Each query's normalised cost per agent for (Q, K) skill weights: (Q, A) with cost scope "skill", the mode's
     (A,) with "mode"."""
-    if cost_scope_name(cost_scope) == "mode" or not len(table.skills):
+    if cost_scope_name(cost_scope) == "mode" or not len(table.skills) or table.uniform_cost:
         return table.costs_in(cost_unit)[0]
     return table.normalise(table.query_costs(w, "skill"), cost_unit)
 

@@ -55,6 +55,8 @@ class ModeTable:
                            else np.asarray(self.skill_cost, float).reshape(a, k))
         self.skill_cost_n = (np.zeros((a, k)) if self.skill_cost_n is None
                              else np.asarray(self.skill_cost_n, float).reshape(a, k))
+        # Every skill at its agent's mode cost (no per-skill evidence): the per-query cost is the mode cost exactly
+        self.uniform_cost = bool(np.array_equal(self.skill_cost, np.broadcast_to(self.cost[:, None], (a, k))))
         self.skill_index = {k: i for i, k in enumerate(self.skills)}
         self.agent_index = {a: i for i, a in enumerate(self.agents)}
         self.tie_rank = tie_ranks(self.cost, self.agents)
@@ -85,7 +87,7 @@ class ModeTable:
     def query_cost(self, idx: np.ndarray, weights: np.ndarray, scope: str = "skill") -> tuple[np.ndarray, np.ndarray]:
         """(expected USD per call (A,), calls behind it (A,)) for one query's active skills: sum_s w_s C(A, s) with
         scope "skill"; the mode cost C(A) with scope "mode" or when no skill is active."""
-        if scope == "skill" and len(idx):
+        if scope == "skill" and len(idx) and not self.uniform_cost:
             w = np.asarray(weights, float)
             return self.skill_cost[:, idx] @ w, self.skill_cost_n[:, idx] @ w
         return self.cost, self.cost_n
@@ -94,7 +96,7 @@ class ModeTable:
         """(Q, A) expected USD per call for (Q, K) skill weights over `skills` (rows normalised; a zero row, or
         scope "mode", costs C(A))."""
         w = np.asarray(weights, float)
-        if scope != "skill" or not len(self.skills):
+        if scope != "skill" or not len(self.skills) or self.uniform_cost:
             return np.tile(self.cost, (w.shape[0], 1))
         total = w.sum(axis=1, keepdims=True)
         has = total > 0

@@ -46,7 +46,7 @@ class DecisionInput:
         self.k, self.c_ref = self.table.costs_in(self.cost_unit)
         # The query's expected cost per call: per-skill costs weighted like the competence (mode cost without skills)
         self.cost, self.cost_calls = self.table.query_cost(self.idx, self.weights, self.cost_scope)
-        if self.cost_scope == "skill" and len(self.idx):
+        if self.cost_scope == "skill" and len(self.idx) and not self.table.uniform_cost:
             self.k = self.table.normalise(self.cost, self.cost_unit)
         self.c = self.table.mean[:, self.idx] @ self.weights if len(self.idx) else self.table.general
         self.utility = self.c - self.lam * self.k
