@@ -42,8 +42,8 @@ def _stages(url: str):
         t0 = t()
         queries = pd.read_sql(select(Query.id, Query.ext_id, Query.text, Query.split)
                               .where(Query.handbook_id == loaded.handbook_id), s.connection())
-        build._skill_queries(queries, frames.attributions)
-        build._evidence(queries, frames.outcomes, frames.agents)
+        build._skill_queries(queries, frames, frames.learn_splits)
+        build._evidence(queries, frames.evidence, frames.agents)
         out["queries, neighbours, evidence index"] = t() - t0
     return out, frames
 
