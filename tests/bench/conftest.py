@@ -1,5 +1,5 @@
 """The `bench_report` fixture: benchmarks record their figures, and the table in BENCHMARKS.md (the repository root,
-or $BENCH_REPORT) is updated once at the end of the session, only when some figure was recorded."""
+or $BENCH_REPORT) is updated after each benchmark that recorded some, so an interrupted run keeps what it measured."""
 
 from __future__ import annotations
 
@@ -10,14 +10,18 @@ import pytest
 from support.bench_report import BenchReport
 
 REPORT = Path(__file__).resolve().parents[2] / "BENCHMARKS.md"
-NOTE = ("Figures are taken on whatever machine ran `make bench`; the committed table comes from a shared 2-core "
-        "machine with other work running, so absolute times are noisy: the ratios compare runs made in the same "
-        "session.")
+NOTE = ("The committed figures were taken on a shared 2-core machine with other work running at the same time, so "
+        "absolute times are noisy and pessimistic; each ratio compares two measurements of the same run.")
 
 
 @pytest.fixture(scope="session")
-def bench_report():
-    report = BenchReport()
-    yield report
-    if report.rows:
-        report.write(Path(os.environ.get("BENCH_REPORT") or REPORT), NOTE)
+def _bench_rows() -> BenchReport:
+    return BenchReport()
+
+
+@pytest.fixture
+def bench_report(_bench_rows):
+    before = dict(_bench_rows.rows)
+    yield _bench_rows
+    if _bench_rows.rows != before:
+        _bench_rows.write(Path(os.environ.get("BENCH_REPORT") or REPORT), NOTE)

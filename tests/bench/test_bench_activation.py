@@ -33,7 +33,7 @@ def _best(fn, repeat: int = 5) -> float:
     return min(times)
 
 
-def test_bench_activation_and_evaluation(tmp_path, llmrouter_dir, capsys):
+def test_bench_activation_and_evaluation(tmp_path, llmrouter_dir, capsys, bench_report):
     from skillorchestra_core.formats.llmrouter import import_llmrouter
     from skillorchestra_core.routing.activation import activate, activate_batch, activator
     from skillorchestra_core.routing.batch import batch_choose, pad_activations, route_batch
@@ -78,6 +78,12 @@ def test_bench_activation_and_evaluation(tmp_path, llmrouter_dir, capsys):
         results = evaluate(s, "llmrouter", split="test", routers=ROUTERS, lambdas=LAMBDAS)
         t_eval = time.perf_counter() - t0
 
+    bench_report("Batch routing with activation (LLMRouter test split)", len(texts) / t_batch, "queries/s",
+                 target=">= 20,000/s", met=len(texts) / t_batch >= 20_000, baseline=len(texts) / t_single,
+                 baseline_label="one-by-one activation", higher_is_better=True)
+    bench_report("Activation top-1 on the LLMRouter test split (by text)", top1, "share", target=">= 0.80",
+                 met=top1 >= 0.80)
+    bench_report(f"Held-out evaluation, {len(ROUTERS)} routers x {len(LAMBDAS)} lambdas", t_eval, "s")
     with capsys.disabled():
         print(f"\n[activation] {len(model.skill_queries)} train queries, {len(act.skills)} skills: first training + "
               f"val choice {first:.2f} s, retraining {retrain:.2f} s, identical: {same}; settings "

@@ -42,14 +42,14 @@ def _stages(url: str):
         t0 = t()
         queries = pd.read_sql(select(Query.id, Query.ext_id, Query.text, Query.split)
                               .where(Query.handbook_id == loaded.handbook_id), s.connection())
-        build._skill_queries(queries, frames.attributions)
-        build._evidence(queries, frames.outcomes, frames.agents)
+        build._skill_queries(queries, frames, frames.learn_splits)
+        build._evidence(queries, frames.evidence, frames.agents)
         out["queries, neighbours, evidence index"] = t() - t0
     return out, frames
 
 
 @pytest.mark.parametrize("n", [100_000, 1_000_000])
-def test_bench_routing_model_build(tmp_path, n, capsys):
+def test_bench_routing_model_build(tmp_path, n, capsys, bench_report):
     url = f"sqlite:///{tmp_path / 'evidence.db'}"
     t0 = time.perf_counter()
     stored = build_synthetic_evidence(url, "synthetic", n)
@@ -84,6 +84,13 @@ def test_bench_routing_model_build(tmp_path, n, capsys):
         assert len(old) == len(model.evidence)
     index_s = stages["queries, neighbours, evidence index"]
 
+    bench_report(f"Routing model build, {stored:,} trajectories", built, "s", target=f"< {TARGETS[n]:.0f} s",
+                 met=built < TARGETS[n])
+    bench_report(f"Cached routing model load, {stored:,} trajectories", cached, "s", baseline=first,
+                 baseline_label="first use of the version")
+    if legacy is not None:
+        bench_report(f"Evidence index, {stored:,} trajectories", index_s, "s", baseline=legacy,
+                     baseline_label="former per-row index")
     with capsys.disabled():
         print(f"\nrouting model from {stored:,} trajectories ({stored // 10:,} queries, 10 agents, 100 skills; "
               f"generated in {made:.1f} s)")

@@ -41,7 +41,7 @@ def _maxrss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
-def test_bench_import_and_competence(tmp_path):
+def test_bench_import_and_competence(tmp_path, bench_report):
     path = tmp_path / "outcomes.csv"
     rows = _write_csv(path)
     url = f"sqlite:///{tmp_path / 'bench.db'}"
@@ -76,5 +76,10 @@ def test_bench_import_and_competence(tmp_path):
         done = time.perf_counter()
     assert len(frames.outcomes) == rows and len(loaded.content.skills) == N_TASKS
     assert len(table) == N_AGENTS * N_TASKS
+    bench_report(f"Import of {rows:,} outcome rows (CSV)", elapsed, "s", target="< 20 s", met=elapsed < 20)
+    bench_report(f"Import of {rows:,} rows, Python heap peak", peak / 2**20, "MiB", target="< 1,024 MiB",
+                 met=peak / 2**20 < 1024)
+    bench_report(f"Competence, {rows:,} trajectories x {N_TASKS} skills (load + compute)", done - start, "s",
+                 target="< 2 s", met=done - start < 2)
     print(f"competence: load_frames {loaded_at - start:.2f} s + competence {done - loaded_at:.2f} s = "
           f"{done - start:.2f} s for {rows:,} trajectories x {N_TASKS} skills")

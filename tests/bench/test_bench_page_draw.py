@@ -86,7 +86,7 @@ def _draw_time(browser, url: str) -> float:
     return elapsed
 
 
-def test_bench_page_draw_times(servers):
+def test_bench_page_draw_times(servers, bench_report):
     from playwright.sync_api import sync_playwright
 
     studio, trivial = servers
@@ -103,6 +103,10 @@ def test_bench_page_draw_times(servers):
             context.close()
         finally:
             browser.close()
+    for name in PAGES:
+        bench_report(f"Page draw, {name} (fresh browser)", cold[name], "s",
+                     target=f"<= trivial page + {BUDGET_S:.1f} s", met=cold[name] - cold["(trivial page)"] <= BUDGET_S,
+                     baseline=cold["(trivial page)"], baseline_label="trivial Streamlit page")
     print(f"\n[bench] page draw in chromium at 1280 px, warm servers; budget: the trivial page + {BUDGET_S:.1f} s")
     print(f"[bench]   {'page':<24} {'fresh browser':>14} {'':>14}   {'browser cache warm (median of %d)' % REPEATS}")
     for name in urls:

@@ -66,7 +66,7 @@ def _interleaved_us(cases: dict, rounds: int = 5) -> dict[str, float]:
     return best
 
 
-def test_bench_routing(capsys):
+def test_bench_routing(capsys, bench_report):
     rng, table = _shape()
     idx, w = _queries(rng, 2000)
 
@@ -136,3 +136,12 @@ def test_bench_routing(capsys):
         print(f"  batch vs one-by-one: {mismatches} different choices of 100,000 (core), "
               f"{traced_mismatches} of 100 (full trace)")
     assert mismatches == 0 and traced_mismatches == 0
+    ref = "reference select_agent, pure Python"
+    bench_report("One decision with its full trace (20 agents x 200 skills)", full_us, "us", target="<= reference",
+                 met=full_us <= ref_round_us, baseline=ref_round_us, baseline_label=ref)
+    bench_report("One decision, trace serialised to JSON", json_us, "us", baseline=ref_round_us, baseline_label=ref)
+    bench_report("Utility-and-argmax core, one decision", core_us, "us", target="< 100 us", met=core_us < 100,
+                 baseline=ref_us, baseline_label=ref)
+    bench_report("Batch routing, activation excluded (100,000 queries)", batch_per_s, "decisions/s",
+                 target="> 1,000,000/s", met=batch_per_s > 1_000_000, baseline=ref_per_s, baseline_label=ref,
+                 higher_is_better=True)

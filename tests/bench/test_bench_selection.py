@@ -21,7 +21,7 @@ pytestmark = pytest.mark.bench
 N_CAND, N_LAM, N_Q, N_AGENTS = 30, 21, 1000, 9
 
 
-def test_bench_replay_sweep():
+def test_bench_replay_sweep(bench_report):
     rng = np.random.default_rng(0)
     agents = [f"agent-{i}" for i in range(N_AGENTS)]
     table = table_from_arrays("answer", agents, ["s"], rng.random((N_AGENTS, 1)), rng.uniform(1e-5, 1e-3, N_AGENTS))
@@ -51,6 +51,8 @@ def test_bench_replay_sweep():
     np.testing.assert_array_equal(grid.chosen, loop)
     np.testing.assert_allclose(grid.accuracy, loop_grid.accuracy)
     decisions = N_CAND * N_LAM * N_Q
+    bench_report(f"Replay sweep, {N_CAND} candidates x {N_LAM} lambdas x {N_Q} queries", decisions / sweep_s,
+                 "decisions/s", baseline=one_rate, baseline_label="one decision at a time", higher_is_better=True)
     print(f"\nreplay sweep {N_CAND} candidates x {N_LAM} lambdas x {N_Q} queries ({N_AGENTS} agents): "
           f"{sweep_s:.3f} s, {decisions / sweep_s:,.0f} decisions/s; per-candidate evaluator loop {loop_s:.3f} s "
           f"({loop_s / sweep_s:.2f}x the sweep's time); one decision at a time {one_rate:,.0f} decisions/s "
