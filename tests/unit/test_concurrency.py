@@ -159,3 +159,32 @@ def test_eight_reviewers_deciding_at_once(any_demo_db_url, tmp_path):
         approved = [r for r in results if r.returncode == 0 and r.args[1] == "approve"]
         assert _versions(s, "demo-qa") == ([1, 2] if approved else [1])
     dispose_engines()
+
+
+def test_get_or_create_reads_the_row_another_transaction_committed_first(pg_db_url):
+    """PostgreSQL: the insert waits on the other transaction's uncommitted key, fails once it commits, and only the
+    savepoint is undone: the row the other made is returned and the caller's earlier work in the transaction stays."""
+    import threading
+
+    from skillorchestra_core.db.models import Member
+    from skillorchestra_core.db.retry import get_or_create
+
+    with session(pg_db_url) as first, session(pg_db_url) as second:
+        first.add(Handbook(name="race", description="first"))
+        first.flush()  # holds the key, uncommitted
+        second.add(Member(name="kept", role="viewer", added_by="t"))
+        second.flush()
+        got = {}
+        worker = threading.Thread(target=lambda: got.update(
+            zip(("row", "created"), get_or_create(second, Handbook, {"name": "race"}, {"description": "second"}))))
+        worker.start()
+        worker.join(1.0)
+        assert worker.is_alive()  # waiting for the first transaction
+        first.commit()
+        worker.join(30)
+        assert got["created"] is False and got["row"].description == "first"
+        second.commit()
+    with session(pg_db_url) as s:
+        assert s.exec(select(Member.name)).all() == ["kept"]
+        assert s.exec(select(func.count()).select_from(Handbook)).one() == 1
+    dispose_engines()
