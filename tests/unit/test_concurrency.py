@@ -11,7 +11,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 from sqlalchemy import func, text
 from sqlmodel import select
 

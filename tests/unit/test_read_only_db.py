@@ -5,7 +5,6 @@ unprivileged user would see; SQLite then enforces read-only itself (`mode=ro` / 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from sqlmodel import func, select
