@@ -97,23 +97,38 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _pg_unavailable(reason: str):
+    """Skip where PostgreSQL cannot run here; fail when the run demands it (STUDIO_REQUIRE_POSTGRES=1, as in CI)."""
+    if os.environ.get("STUDIO_REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"PostgreSQL is required (STUDIO_REQUIRE_POSTGRES=1) but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def pg_url():
     """A throwaway PostgreSQL cluster on loopback for the whole run (skipped where the server is not installed)."""
     if PG_BIN is None or shutil.which("runuser") is None:
-        pytest.skip("PostgreSQL server binaries (/usr/lib/postgresql/*/bin) not installed")
+        _pg_unavailable("PostgreSQL server binaries (/usr/lib/postgresql/*/bin) not installed")
     if os.geteuid() != 0:
-        pytest.skip("starting a throwaway PostgreSQL cluster here needs root (to run it as user postgres)")
-    pytest.importorskip("psycopg")
+        _pg_unavailable("starting a throwaway PostgreSQL cluster here needs root (to run it as user postgres)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        _pg_unavailable("the psycopg driver is not installed")
     data = Path(tempfile.mkdtemp(prefix="studio-pg-"))  # pytest's tmp dirs are private to root
     shutil.chown(data, "postgres")
     data.chmod(0o700)
     port = _free_port()
     as_pg = ["runuser", "-u", "postgres", "--"]
-    subprocess.run([*as_pg, str(PG_BIN / "initdb"), "-D", str(data / "db"), "-A", "trust", "-U", "postgres"],
-                   check=True, capture_output=True)
-    subprocess.run([*as_pg, str(PG_BIN / "pg_ctl"), "-D", str(data / "db"), "-w", "-l", str(data / "log"), "-o",
-                    f"-p {port} -k {data} -c listen_addresses=127.0.0.1", "start"], check=True, capture_output=True)
+    try:
+        subprocess.run([*as_pg, str(PG_BIN / "initdb"), "-D", str(data / "db"), "-A", "trust", "-U", "postgres"],
+                       check=True, capture_output=True)
+        subprocess.run([*as_pg, str(PG_BIN / "pg_ctl"), "-D", str(data / "db"), "-w", "-l", str(data / "log"),
+                        "-o", f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
+                       check=True, capture_output=True)
+    except subprocess.CalledProcessError as exc:
+        shutil.rmtree(data, ignore_errors=True)
+        _pg_unavailable(f"the throwaway cluster did not start: {(exc.stderr or b'').decode().strip()[-300:]}")
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
     finally:
@@ -125,9 +140,8 @@ def pg_url():
         shutil.rmtree(data, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_db_url(pg_url):
-    """A fresh, empty database in the throwaway cluster."""
+def _pg_create_database(pg_url: str, template: str | None = None) -> str:
+    """CREATE DATABASE (a copy of `template` when given: a file copy, far faster than seeding again); its URL."""
     import uuid
 
     from sqlalchemy import create_engine, text
@@ -135,9 +149,15 @@ def pg_db_url(pg_url):
     name = f"t_{uuid.uuid4().hex[:12]}"
     admin = create_engine(pg_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text(f"CREATE DATABASE {name}"))
+        conn.execute(text(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else "")))
     admin.dispose()
-    yield pg_url.rsplit("/", 1)[0] + f"/{name}"
+    return pg_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture
+def pg_db_url(pg_url):
+    """A fresh, empty database in the throwaway cluster."""
+    return _pg_create_database(pg_url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -162,3 +182,34 @@ def pytest_collection_modifyitems(config, items):
         return _RUN_LAST.get(path.relative_to(tests).parts[0], 0) if path.is_relative_to(tests) else 0
 
     items.sort(key=rank)
+
+
+@pytest.fixture
+def any_db_session(any_db_url):
+    """A session on an empty database, once on SQLite and once on PostgreSQL."""
+    from skillorchestra_core.db import session
+
+    with session(any_db_url) as s:
+        yield s
+
+
+@pytest.fixture(scope="session")
+def pg_demo_template(pg_url) -> str:
+    """The demo built once into a PostgreSQL database that tests copy (CREATE DATABASE ... TEMPLATE)."""
+    from skillorchestra_core.db import dispose_engines, session
+    from skillorchestra_core.demo import build_demo
+
+    url = _pg_create_database(pg_url)
+    with session(url) as s:
+        build_demo(s)
+        s.commit()
+    dispose_engines()  # a template must have no open connections
+    return url.rsplit("/", 1)[1]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_demo_db_url(request):
+    """A fresh copy of the demo database, once on SQLite and once on PostgreSQL."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("demo_db_url")
+    return _pg_create_database(request.getfixturevalue("pg_url"), request.getfixturevalue("pg_demo_template"))

@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from skillorchestra_core.cli import common, decisions, evaluate, handbooks, io, learn, refine, route, select
+from skillorchestra_core.cli import common, decisions, evaluate, handbooks, io, learn, refine, route, schema, select
 from skillorchestra_core.errors import StudioError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -37,7 +37,7 @@ def _global(db: str = typer.Option(None, "--db", callback=_check_db_url,
     common.state.db_url = db
 
 
-for module in (handbooks, io, route, evaluate, learn, refine, select, decisions):
+for module in (handbooks, io, route, evaluate, learn, refine, select, decisions, schema):
     module.register(app)
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import random
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -14,33 +16,69 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, create_engine
 
-from skillorchestra_core.db.migrations import upgrade
+from skillorchestra_core.db.schema_lock import upgrade_locked
 from skillorchestra_core.errors import Conflict
 from skillorchestra_core.settings import get_settings
 
 T = TypeVar("T")
-_SQLITE_PRAGMAS = ("journal_mode=WAL", "synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=5000")
+# busy_timeout first: switching to WAL needs the lock too. 15 s lets 8 queued writers of a large import finish.
+BUSY_TIMEOUT_S = 15.0
+_SQLITE_PRAGMAS = (f"busy_timeout={int(BUSY_TIMEOUT_S * 1000)}", "journal_mode=WAL", "synchronous=NORMAL",
+                   "foreign_keys=ON")
+_READ_ONLY_PRAGMAS = ("foreign_keys=ON",)
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
 
 
-def _set_sqlite_pragmas(dbapi_conn, _record) -> None:
-    cur = dbapi_conn.cursor()
-    for pragma in _SQLITE_PRAGMAS:
-        cur.execute(f"PRAGMA {pragma}")
-    cur.close()
+def _pragmas(pragmas: tuple[str, ...]):
+    def apply(dbapi_conn, _record) -> None:
+        cur = dbapi_conn.cursor()
+        for pragma in pragmas:
+            cur.execute(f"PRAGMA {pragma}")
+        cur.close()
+    return apply
+
+
+def read_only_mode(path: Path) -> str | None:
+    """How to open an SQLite file this user cannot write: "ro" when only the file is read-only (SQLite can still
+    make its WAL side files), "immutable" when its folder is read-only too (no side files can exist), else None."""
+    if not path.exists():
+        return None
+    if not os.access(path.parent, os.W_OK):
+        return "immutable"
+    if not os.access(path, os.W_OK):
+        return "ro"
+    return None
+
+
+def _read_only_engine(path: Path, mode: str) -> Engine:
+    uri = f"{path.resolve().as_uri()}?{'immutable=1' if mode == 'immutable' else 'mode=ro'}"
+    engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False,
+                                                                         timeout=BUSY_TIMEOUT_S))
+    event.listen(engine, "connect", _pragmas(_READ_ONLY_PRAGMAS))
+    return engine
 
 
 def _create(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False})
-        event.listen(engine, "connect", _set_sqlite_pragmas)
+        file = parsed.database if parsed.database and parsed.database != ":memory:" else None
+        if parsed.query.get("mode") == "ro" or parsed.query.get("immutable") == "1":  # a read-only URI as given
+            engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S})
+            event.listen(engine, "connect", _pragmas(_READ_ONLY_PRAGMAS))
+            upgrade_locked(engine, read_only=True)
+            return engine
+        if file and not file.startswith("file:") and (mode := read_only_mode(Path(file))):
+            engine = _read_only_engine(Path(file), mode)
+            upgrade_locked(engine, read_only=True)
+            return engine
+        if file and not file.startswith("file:"):
+            Path(file).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S})
+        event.listen(engine, "connect", _pragmas(_SQLITE_PRAGMAS))
     else:
         engine = create_engine(url, pool_pre_ping=True)
-    upgrade(engine)
+    upgrade_locked(engine)
     return engine
 
 

@@ -21,6 +21,7 @@ from skillorchestra_core.db.models import (
     Skill,
     Trajectory,
 )
+from skillorchestra_core.db.retry import get_or_create
 from skillorchestra_core.errors import Conflict, NotFound, StudioError
 from skillorchestra_core.evidence.batches import batch_digests, link_batches, version_batches
 from skillorchestra_core.handbook.content import (
@@ -66,11 +67,7 @@ class HandbookSummary:
 def get_or_create_handbook(s: Session, name: str, description: str = "", synthetic: bool = False) -> Handbook:
     if not name or not name.strip():
         raise StudioError("a handbook needs a non-empty name")
-    hb = s.exec(select(Handbook).where(Handbook.name == name)).first()
-    if hb is None:
-        hb = Handbook(name=name, description=description, synthetic=synthetic)
-        s.add(hb)
-        s.flush()
+    hb, _ = get_or_create(s, Handbook, {"name": name}, {"description": description, "synthetic": synthetic})
     return hb
 
 

@@ -16,7 +16,7 @@ def test_engine_sets_pragmas_on_every_connection(db_url):
     with engine.connect() as conn:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
-        assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 5000
+        assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 15000
         assert conn.execute(text("PRAGMA synchronous")).scalar() == 1  # NORMAL
 
 

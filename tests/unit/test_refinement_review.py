@@ -36,8 +36,9 @@ def _by_skills(s):
 
 
 @pytest.fixture
-def demo(demo_db_url):
-    with session(demo_db_url) as s:
+def demo(any_demo_db_url):
+    """The demo with detected candidates, on SQLite and on PostgreSQL."""
+    with session(any_demo_db_url) as s:
         detect_and_store(s, "demo-qa")
         yield s
 
@@ -157,12 +158,12 @@ with session(url) as s:
 """
 
 
-def test_two_processes_approving_one_candidate_make_one_version_and_one_audit_row(demo, demo_db_url):
+def test_two_processes_approving_one_candidate_make_one_version_and_one_audit_row(demo, any_demo_db_url):
     s = demo
     cid = _by_skills(s)[MERGE].id
     start = time.time() + 4.0  # both processes are ready well before this instant
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    procs = [subprocess.Popen([sys.executable, "-c", APPROVER, demo_db_url, str(cid), who, str(start)],
+    procs = [subprocess.Popen([sys.executable, "-c", APPROVER, any_demo_db_url, str(cid), who, str(start)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
              for who in ("alice", "bob")]
     outs = [p.communicate(timeout=120) for p in procs]

@@ -9,6 +9,12 @@ from skillorchestra_core.handbook.store import commit_version, get_handbook, lat
 from skillorchestra_core.learning import profile
 
 
+@pytest.fixture
+def db_session(any_db_session):
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return any_db_session
+
+
 def rows(n=6, score=lambda i: float(i % 2)):
     return [OutcomeRow(i + 1, f"q{i // 2}", f"text {i // 2}", ["a", "b"][i % 2], score(i), task="t") for i in range(n)]
 
