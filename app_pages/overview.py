@@ -7,7 +7,6 @@ from app_pages.components.cached import overview, summaries
 from app_pages.components.context import current_selection
 from skillorchestra_core.display_text import md_code, md_line
 
-
 st.title("SkillOrchestra Studio")
 st.caption("Curate the routing knowledge of a compound AI system: modes, skills, agent competence and cost.")
 

@@ -57,7 +57,8 @@ class Row:
     def cells(self) -> tuple[str, ...]:
         base = ""
         if self.baseline is not None:
-            base = f"{_number(self.baseline)} {self.unit}" + (f" ({self.baseline_label})" if self.baseline_label else "")
+            label = f" ({self.baseline_label})" if self.baseline_label else ""
+            base = f"{_number(self.baseline)} {self.unit}{label}"
         ratio = self.ratio()
         met = "" if self.met is None else ("yes" if self.met else "**no**")
         return tuple(_cell(c) for c in (self.figure, f"{_number(self.value)} {self.unit}", self.target, met, base,
