@@ -61,7 +61,7 @@ def upgrade_locked(engine: Engine, *, read_only: bool = False) -> int:
             conn.exec_driver_sql("BEGIN IMMEDIATE")  # waits (busy_timeout) for a migrating process to finish
         elif engine.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK_KEY})
-        reached = migrations.upgrade(_OnConnection(conn))  # re-reads the version under the lock
+        reached = migrations.upgrade(_OnConnection(conn))  # type: ignore[arg-type]  # re-reads the version under the lock
         conn.commit()
     return reached
 

@@ -41,7 +41,7 @@ def batch_competence(table: ModeTable, idx: np.ndarray, weights: np.ndarray) -> 
 def batch_cost(table: ModeTable, idx: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """(Q, A) expected USD per call: sum_s w_s C(A, s) with each row's weights normalised; C(A, mode) for a row
     without weight (as `ModeTable.query_cost`)."""
-    sct = np.ascontiguousarray(table.skill_cost.T)
+    sct = np.ascontiguousarray(table.skill_cost.T)  # type: ignore[union-attr]  # set in ModeTable.__post_init__
     total = weights.sum(axis=1)
     empty = total <= 0
     w = weights / np.where(empty, 1.0, total)[:, None]

@@ -118,7 +118,8 @@ def _derived_record(trace: RouteTrace, model) -> dict:
             if a.name != _skill_name(model, a.skill):
                 item.append(a.name)
             skills.append(item)
-        step = {"m": st.mode, "r": st.mode_reason, "s": st.mode_source, "a": st.activation_source, "k": skills}
+        step: dict[str, Any] = {"m": st.mode, "r": st.mode_reason, "s": st.mode_source, "a": st.activation_source,
+                                "k": skills}
         if st.activation_note:
             step["n"] = st.activation_note
         if st.execution is not None:
@@ -126,7 +127,7 @@ def _derived_record(trace: RouteTrace, model) -> dict:
         steps.append(step)
     record: dict = {"f": _FORMAT, "s": steps, "b": trace.llm_backend}
     if by_mode:
-        record["A"] = sorted(act)
+        record["A"] = sorted(act or ())
     if opts:
         record["o"] = opts
     if [k for k in defaults if k not in trace.options]:

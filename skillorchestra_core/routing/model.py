@@ -89,8 +89,8 @@ class ModeTable:
         scope "skill"; the mode cost C(A) with scope "mode" or when no skill is active."""
         if scope == "skill" and len(idx) and not self.uniform_cost:
             w = np.asarray(weights, float)
-            return self.skill_cost[:, idx] @ w, self.skill_cost_n[:, idx] @ w
-        return self.cost, self.cost_n
+            return self.skill_cost[:, idx] @ w, self.skill_cost_n[:, idx] @ w  # type: ignore[index]  # set in __post_init__
+        return self.cost, self.cost_n  # type: ignore[return-value]
 
     def query_costs(self, weights: np.ndarray, scope: str = "skill") -> np.ndarray:
         """(Q, A) expected USD per call for (Q, K) skill weights over `skills` (rows normalised; a zero row, or
@@ -100,7 +100,7 @@ class ModeTable:
             return np.tile(self.cost, (w.shape[0], 1))
         total = w.sum(axis=1, keepdims=True)
         has = total > 0
-        return np.where(has, (w / np.where(has, total, 1.0)) @ self.skill_cost.T, self.cost[None, :])
+        return np.where(has, (w / np.where(has, total, 1.0)) @ self.skill_cost.T, self.cost[None, :])  # type: ignore[union-attr]
 
     def normalise(self, cost_usd: np.ndarray, cost_unit: str) -> np.ndarray:
         """Costs in USD -> the router's unit (divided by C_ref, which always comes from the mode costs)."""

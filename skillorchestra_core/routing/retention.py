@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy import delete, update
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.models import DecisionTrace, LlmCall
 
@@ -47,15 +48,15 @@ def prune_decisions(s: Session, keep: int | None = None, keep_days: float | None
         keep, keep_days = configured.decision_keep, configured.decision_keep_days
     _check(keep, "keep")
     _check(keep_days, "keep_days")
-    doomed = []
+    doomed: list[list[Any]] = []
     names = [handbook] if handbook else list(s.exec(select(DecisionTrace.handbook_name).distinct()).all())
     for name in names:
-        conds = [DecisionTrace.handbook_name == name]
+        conds: list[Any] = [DecisionTrace.handbook_name == name]
         if keep is not None:  # the id of the newest decision past the kept ones: it and everything older go
-            cut = s.exec(select(DecisionTrace.id).where(*conds).order_by(DecisionTrace.id.desc())
+            cut = s.exec(select(DecisionTrace.id).where(*conds).order_by(col(DecisionTrace.id).desc())
                          .offset(keep).limit(1)).first()
             if cut is not None:
-                doomed.append(conds + [DecisionTrace.id <= cut])
+                doomed.append(conds + [col(DecisionTrace.id) <= cut])
         if keep_days is not None:
             since = (now or datetime.now(timezone.utc)) - timedelta(days=keep_days)
             doomed.append(conds + [DecisionTrace.created_at < since])
@@ -65,8 +66,8 @@ def prune_decisions(s: Session, keep: int | None = None, keep_days: float | None
             ids = list(s.exec(select(DecisionTrace.id).where(*conds).limit(CHUNK)).all())
             if not ids:
                 break
-            s.execute(update(LlmCall).where(LlmCall.decision_trace_id.in_(ids)).values(decision_trace_id=None))
-            s.execute(delete(DecisionTrace).where(DecisionTrace.id.in_(ids)))
+            s.execute(update(LlmCall).where(col(LlmCall.decision_trace_id).in_(ids)).values(decision_trace_id=None))
+            s.execute(delete(DecisionTrace).where(col(DecisionTrace.id).in_(ids)))
             s.commit()
             deleted += len(ids)
     kept = len(s.exec(select(DecisionTrace.id).where(
