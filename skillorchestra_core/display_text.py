@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import re
-import string
 
 # U+2060 WORD JOINER: invisible, not whitespace, not a URL or e-mail character. Placed inside "http:" + "//",
 # "www" + "." and "@" + domain, it stops GFM's autolink-literal pass, which runs on the *unescaped* text (so a
