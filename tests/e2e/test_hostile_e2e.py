@@ -1,0 +1,130 @@
+"""E2E: every page over a database whose handbook, mode, skill and agent names, descriptions, queries and authors
+carry a Markdown image and link to another host, a bare URL, a <script> and an <img onerror>.
+
+On every page: no request leaves the app (each one is recorded, and aborted, at the browser context), no script of
+the data ran (window.__pwned stays undefined in every frame, no dialog), no link or image to the other host exists in
+the DOM, and the names read as the literal text they are.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode, urlsplit
+
+import hostile_data as H
+import pytest
+
+# Links, images and frames whose target is a host named in the data (same-origin links may carry names in their
+# query string, URL-encoded, and are fine).
+OFF_ORIGIN_ELEMENTS = """() => [...document.querySelectorAll('a[href], img[src], link[href], iframe[src], source[src]')]
+    .filter(e => { const u = new URL(e.getAttribute('href') || e.getAttribute('src'), location.href);
+                   return ['198.51.100.7', 'www.example.org', 'example.org'].includes(u.hostname); })
+    .map(e => e.outerHTML.slice(0, 200))"""
+# What a reader sees: the page's text without the invisible joiners that keep URLs from becoming links.
+VISIBLE_TEXT = "() => document.body.innerText.replace(/\\u2060/g, '')"
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory, launch_app, warm_up):
+    url = f"sqlite:///{tmp_path_factory.mktemp('hostile') / 'hostile.db'}"
+    H.build(url)
+    base = launch_app(url)
+    warm_up(base)
+    return base, H.skill_keys(url)
+
+
+@pytest.fixture
+def guarded(browser):
+    """A page whose context records every request and aborts those to any host but the loopback app."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    pg.off_origin, pg.dialogs = [], []
+
+    def gate(route):
+        if urlsplit(route.request.url).hostname in ("127.0.0.1", None):
+            route.continue_()
+        else:
+            pg.off_origin.append(route.request.url)
+            route.abort()
+
+    def on_request(req):
+        host = urlsplit(req.url).hostname
+        if req.url.startswith(("http:", "https:", "ws:", "wss:")) and host != "127.0.0.1":
+            pg.off_origin.append(req.url)
+
+    context.route("**/*", gate)
+    context.on("request", on_request)
+    pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
+    yield pg
+    context.close()
+
+
+def _url(base: str, path: str, **params) -> str:
+    return f"{base}/{path}?" + urlencode({"handbook": H.HANDBOOK, "version": "2", **params})  # v2: the described one
+
+
+def _check(pg, *expected: str) -> None:
+    """The page's safety and its text: nothing ran, nothing left, nothing links out, the names read literally."""
+    pg.wait_for_timeout(600)  # let late images and iframes try
+    assert pg.off_origin == [], f"requests left the origin: {pg.off_origin}"
+    assert pg.dialogs == [], f"a dialog fired: {pg.dialogs}"
+    for frame in pg.frames:
+        assert frame.evaluate("() => typeof window.__pwned") == "undefined", f"a script of the data ran in {frame.url}"
+        bad = frame.evaluate(OFF_ORIGIN_ELEMENTS)
+        assert bad == [], f"a link or image to another host in {frame.url}: {bad}"
+    text = pg.evaluate(VISIBLE_TEXT)
+    for want in expected:
+        assert want in text, f"{want!r} is not shown as text in:\n{text[-3000:]}"
+
+
+def test_overview(hostile, guarded, wait_for_app):
+    base, _ = hostile
+    guarded.goto(_url(base, ""))
+    wait_for_app(guarded)
+    _check(guarded, H.HANDBOOK, H.AUTHOR)
+
+
+@pytest.mark.parametrize("node", ["agent"])
+def test_graph_node_panels(hostile, guarded, wait_for_app, node):
+    base, keys = hostile
+    ident, heading = {"agent": (f"agent:{H.AGENT_A}", f"Agent · {H.AGENT_A}"),
+                      "skill": (f"skill:{keys[1]}", f"Skill · {H.TASKS[0]}"),
+                      "mode": (f"mode:{H.MODE}", f"Mode · {H.MODE}")}[node]
+    guarded.goto(_url(base, "graph", node=ident))
+    wait_for_app(guarded)
+    guarded.locator(".js-plotly-plot").first.wait_for()
+    _check(guarded, H.HANDBOOK, heading)
+
+
+@pytest.mark.parametrize("tab", ["Forest plot", "Densities", "Heatmap", "Evidence"])
+def test_posteriors_tabs(hostile, guarded, wait_for_app, tab):
+    base, keys = hostile
+    guarded.goto(_url(base, "posteriors", node=f"skill:{keys[1]}", agent=H.AGENT_A))
+    wait_for_app(guarded)
+    guarded.get_by_role("tab", name=tab).click()
+    wait_for_app(guarded)
+    _check(guarded, H.HANDBOOK, *([f"{H.AGENT_A} on "] if tab == "Evidence" else []))
+
+
+@pytest.mark.parametrize("path", ["learn", "review", "history", "audit", "pareto"])
+def test_review_learn_and_pareto_pages(hostile, guarded, wait_for_app, path):
+    base, _ = hostile
+    guarded.goto(_url(base, path))
+    wait_for_app(guarded)
+    _check(guarded)
+
+
+def test_playground_routes_a_hostile_query_from_a_link(hostile, guarded, wait_for_app):
+    base, _ = hostile
+    guarded.goto(_url(base, "playground", q=H.QUERY))
+    wait_for_app(guarded)
+    guarded.get_by_text("Chosen agent").first.wait_for()
+    _check(guarded, H.HANDBOOK, H.QUERY, H.MODE)
+
+
+def test_decisions_shows_the_stored_decision(hostile, guarded, wait_for_app):
+    base, _ = hostile
+    guarded.goto(_url(base, "decisions"))
+    wait_for_app(guarded)
+    guarded.get_by_text("Why not another agent?").wait_for()
+    _check(guarded, H.HANDBOOK, H.QUERY, f"mode {H.MODE}")
