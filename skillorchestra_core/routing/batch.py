@@ -26,6 +26,8 @@ CHUNK = 4096  # rows per block: the (rows x agents) working arrays stay in cache
 
 def batch_competence(table: ModeTable, idx: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """(Q, A) weighted competence c_A per query."""
+    if idx.shape[1] == 0:  # no skill active (or none in the mode): general competence decides
+        return np.tile(np.asarray(table.general, float), (idx.shape[0], 1))
     mt = table.cached_transpose()
     out = weights[:, 0, None] * mt.take(idx[:, 0], axis=0)
     tmp = np.empty_like(out)

@@ -138,3 +138,15 @@ def test_choice_at_and_segments_from_a_stored_step():
     step = _step(0.1)
     assert [s.agent for s in path_segments(step)] == ["alpha", "bravo", "charlie"]
     assert choice_at(step, 0.5) == "bravo" and choice_at(step, 1.0) == "charlie"
+
+
+def test_batch_competence_of_a_mode_without_skills_is_the_general_rate():
+    """A version with no skills (a selection candidate that pruned them all) still routes, and its diff draws."""
+    import numpy as np
+
+    from skillorchestra_core.routing.batch import batch_competence
+    from skillorchestra_core.routing.model import table_from_arrays
+
+    table = table_from_arrays("m", ["a", "b"], [], np.zeros((2, 0)), [1.0, 2.0], general=[0.3, 0.7])
+    out = batch_competence(table, np.zeros((3, 0), np.int64), np.zeros((3, 0)))
+    assert out.tolist() == [[0.3, 0.7]] * 3
