@@ -74,7 +74,7 @@ def test_bench_import_and_competence(tmp_path, bench_report):
         loaded_at = time.perf_counter()
         table = profile.competence(frames)
         done = time.perf_counter()
-    assert len(frames.outcomes) == rows and len(loaded.content.skills) == N_TASKS
+    assert len(frames.evidence) == rows and len(loaded.content.skills) == N_TASKS  # every split; learning reads train
     assert len(table) == N_AGENTS * N_TASKS
     bench_report(f"Import of {rows:,} outcome rows (CSV)", elapsed, "s", target="< 20 s", met=elapsed < 20)
     bench_report(f"Import of {rows:,} rows, Python heap peak", peak / 2**20, "MiB", target="< 1,024 MiB",
