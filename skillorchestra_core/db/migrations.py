@@ -129,12 +129,12 @@ def _m007_compact_decisions(conn: Connection) -> None:
 
 # Tables that joined the models after schema 1 with no step of their own: a database written by the first release
 # lacks them, and so does one that earlier releases then upgraded to the latest version.
-_WITHOUT_A_STEP = (models.DecisionTrace.__table__, models.LlmCall.__table__)
+WITHOUT_A_STEP = (models.DecisionTrace.__table__, models.LlmCall.__table__)
 
 
 def _create_tables_without_a_step(conn: Connection) -> None:
     """Create whichever of those tables is missing, before any pending step (a later step may alter them)."""
-    missing = [t for t in _WITHOUT_A_STEP if not inspect(conn).has_table(t.name)]
+    missing = [t for t in WITHOUT_A_STEP if not inspect(conn).has_table(t.name)]
     if missing:
         SQLModel.metadata.create_all(conn, tables=missing)
 
