@@ -159,24 +159,29 @@ def current_version(conn: Connection) -> int:
 def upgrade(engine: Engine) -> int:
     """Bring the database to LATEST; refuse one written by newer code. Returns the version reached."""
     with engine.begin() as conn:
-        found = current_version(conn)
-        if found > LATEST:
-            raise SchemaTooNew(
-                f"database schema is version {found}, newer than this code ({LATEST}); upgrade skillorchestra-studio"
-            )
-        if found == 0:
-            SQLModel.metadata.create_all(conn)
-            pending = MIGRATIONS  # all stamped: create_all already made the current schema
-        else:
-            _create_tables_without_a_step(conn)
-            # Every entry not yet recorded (numbers may have gaps: rooms reserve their numbers), in list order.
-            applied = set(conn.execute(text("SELECT version FROM schema_migration")).scalars())
-            pending = [m for m in MIGRATIONS if m[0] not in applied]
-            for _, _, step in pending:
-                step(conn)
-        for number, name, _ in pending:
-            conn.execute(
-                text("INSERT INTO schema_migration (version, name, applied_at) VALUES (:v, :n, CURRENT_TIMESTAMP)"),
-                {"v": number, "n": name},
-            )
+        return upgrade_on(conn)
+
+
+def upgrade_on(conn: Connection) -> int:
+    """`upgrade` inside the caller's transaction (one that may already hold the schema lock; the caller commits)."""
+    found = current_version(conn)
+    if found > LATEST:
+        raise SchemaTooNew(
+            f"database schema is version {found}, newer than this code ({LATEST}); upgrade skillorchestra-studio"
+        )
+    if found == 0:
+        SQLModel.metadata.create_all(conn)
+        pending = MIGRATIONS  # all stamped: create_all already made the current schema
+    else:
+        _create_tables_without_a_step(conn)
+        # Every entry not yet recorded (numbers may have gaps: rooms reserve their numbers), in list order.
+        applied = set(conn.execute(text("SELECT version FROM schema_migration")).scalars())
+        pending = [m for m in MIGRATIONS if m[0] not in applied]
+        for _, _, step in pending:
+            step(conn)
+    for number, name, _ in pending:
+        conn.execute(
+            text("INSERT INTO schema_migration (version, name, applied_at) VALUES (:v, :n, CURRENT_TIMESTAMP)"),
+            {"v": number, "n": name},
+        )
     return LATEST

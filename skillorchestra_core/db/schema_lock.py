@@ -7,8 +7,6 @@ The steps themselves live in `migrations`; this module only decides whether they
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine
 
@@ -17,18 +15,6 @@ from skillorchestra_core.errors import StudioError
 
 # A fixed key for pg_advisory_xact_lock: "skillorchestra schema" in a signed 64-bit integer.
 SCHEMA_LOCK_KEY = 0x5C4E_0A11_5C4E_0A11
-
-
-class _OnConnection:
-    """What `migrations.upgrade` needs of an engine (`begin()`), bound to a connection that already holds the lock;
-    the caller commits."""
-
-    def __init__(self, conn: Connection):
-        self._conn = conn
-
-    @contextmanager
-    def begin(self):
-        yield self._conn
 
 
 def applied_versions(conn: Connection) -> set[int]:
@@ -64,7 +50,7 @@ def upgrade_locked(engine: Engine, *, read_only: bool = False) -> int:
             conn.exec_driver_sql("BEGIN IMMEDIATE")  # waits (busy_timeout) for a migrating process to finish
         elif engine.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK_KEY})
-        reached = migrations.upgrade(_OnConnection(conn))  # type: ignore[arg-type]  # re-reads the version under the lock
+        reached = migrations.upgrade_on(conn)  # re-reads the version under the lock
         conn.commit()
     return reached
 
