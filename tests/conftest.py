@@ -154,10 +154,26 @@ def _pg_create_database(pg_url: str, template: str | None = None) -> str:
     return pg_url.rsplit("/", 1)[0] + f"/{name}"
 
 
+def _pg_drop_database(pg_url: str, url: str) -> None:
+    """Close this process's connections to a test database and drop it: a run makes hundreds of them, and the
+    cluster allows only 100 connections at once."""
+    from sqlalchemy import create_engine, text
+
+    from skillorchestra_core.db import dispose_engines
+
+    dispose_engines()
+    admin = create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f"DROP DATABASE IF EXISTS {url.rsplit('/', 1)[1]} WITH (FORCE)"))
+    admin.dispose()
+
+
 @pytest.fixture
 def pg_db_url(pg_url):
     """A fresh, empty database in the throwaway cluster."""
-    return _pg_create_database(pg_url)
+    url = _pg_create_database(pg_url)
+    yield url
+    _pg_drop_database(pg_url, url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -211,5 +227,82 @@ def pg_demo_template(pg_url) -> str:
 def any_demo_db_url(request):
     """A fresh copy of the demo database, once on SQLite and once on PostgreSQL."""
     if request.param == "sqlite":
-        return request.getfixturevalue("demo_db_url")
-    return _pg_create_database(request.getfixturevalue("pg_url"), request.getfixturevalue("pg_demo_template"))
+        yield request.getfixturevalue("demo_db_url")
+        return
+    pg = request.getfixturevalue("pg_url")
+    url = _pg_create_database(pg, request.getfixturevalue("pg_demo_template"))
+    yield url
+    _pg_drop_database(pg, url)
+
+
+def _sqlite_copy(src: Path, dst: Path) -> str:
+    """A copy of an SQLite database and of its routing-model cache folder (so the copy's first route is a cache
+    hit, as the original's would be); its URL."""
+    a, b = sqlite3.connect(src), sqlite3.connect(dst)
+    a.backup(b)
+    a.close()
+    b.close()
+    cache = src.with_name(src.name + ".routing")
+    if cache.exists():
+        shutil.copytree(cache, dst.with_name(dst.name + ".routing"))
+    return f"sqlite:///{dst}"
+
+
+def _build_mini(url: str) -> None:
+    from support.handbooks import build_mini_agents, build_mini_qa
+
+    from skillorchestra_core.db import dispose_engines, session
+
+    with session(url) as s:
+        build_mini_qa(s)
+        build_mini_agents(s)
+        s.commit()
+    dispose_engines()
+
+
+@pytest.fixture(scope="session")
+def mini_db_file(tmp_path_factory) -> Path:
+    """The two small routing handbooks (support/handbooks.py), built once into an SQLite file that tests copy."""
+    from support.handbooks import MINI_AGENTS, MINI_QA
+
+    from skillorchestra_core.db import dispose_engines, session
+    from skillorchestra_core.routing.build import routing_model
+
+    path = tmp_path_factory.mktemp("mini") / "mini.db"
+    _build_mini(f"sqlite:///{path}")
+    with session(f"sqlite:///{path}") as s:  # fills the on-disk model cache that the copies take along
+        routing_model(s, MINI_QA)
+        routing_model(s, MINI_AGENTS)
+    dispose_engines()
+    return path
+
+
+@pytest.fixture(scope="session")
+def pg_mini_template(pg_url) -> str:
+    url = _pg_create_database(pg_url)
+    _build_mini(url)
+    return url.rsplit("/", 1)[1]
+
+
+@pytest.fixture
+def mini_db_copy(request, tmp_path):
+    """`mini_db_copy("sqlite" | "postgresql")`: the URL of a fresh copy of the small routing handbooks' database
+    (mini-qa and mini-agents), made only when asked for; PostgreSQL copies are dropped afterwards."""
+    made: list[tuple[str, str]] = []
+
+    def copy(engine: str) -> str:
+        if engine == "sqlite":
+            return _sqlite_copy(request.getfixturevalue("mini_db_file"), tmp_path / f"mini-copy-{len(made)}.db")
+        pg = request.getfixturevalue("pg_url")
+        made.append((pg, _pg_create_database(pg, request.getfixturevalue("pg_mini_template"))))
+        return made[-1][1]
+
+    yield copy
+    for pg, url in made:
+        _pg_drop_database(pg, url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_mini_db_url(request, mini_db_copy):
+    """A fresh copy of the small routing handbooks' database, once on SQLite and once on PostgreSQL."""
+    return mini_db_copy(request.param)

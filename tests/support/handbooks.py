@@ -76,10 +76,18 @@ def build_mini_agents(s) -> None:
 def routing_models(db_url: str):
     """(mini-qa model, mini-agents model) built in a fresh database at `db_url`."""
     from skillorchestra_core.db import session
-    from skillorchestra_core.routing.build import routing_model
 
     with session(db_url) as s:
         build_mini_qa(s)
         build_mini_agents(s)
         s.commit()
+    return routing_models_of(db_url)
+
+
+def routing_models_of(db_url: str):
+    """(mini-qa model, mini-agents model) of a database that already holds both handbooks."""
+    from skillorchestra_core.db import session
+    from skillorchestra_core.routing.build import routing_model
+
+    with session(db_url) as s:
         return routing_model(s, MINI_QA), routing_model(s, MINI_AGENTS)

@@ -6,7 +6,6 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from support.handbooks import routing_models
 from typer.testing import CliRunner
 
 from skillorchestra_core.routing.api import DatabaseTraceSink, HandbookRouter, JsonlTraceSink
@@ -16,9 +15,9 @@ ROME = "Which emperor ruled Rome in the year 2500?"
 
 
 @pytest.fixture
-def built(db_url):
-    routing_models(db_url)
-    return db_url
+def built(any_mini_db_url):
+    """A database holding mini-qa and mini-agents, on SQLite and on PostgreSQL."""
+    return any_mini_db_url
 
 
 def test_from_database_routes_without_touching_the_database_again(built, monkeypatch):

@@ -1,10 +1,11 @@
 """Routers through one interface, execution, storage of traces, explanations and the vectorised batch path."""
 
+import copy
 import json
 
 import numpy as np
 import pytest
-from support.handbooks import routing_models
+from support.handbooks import routing_models_of
 
 from skillorchestra_core.llm import FakeLlm, OfflineLlm
 from skillorchestra_core.routing.activation import Activation
@@ -27,9 +28,18 @@ IN_EVIDENCE = "Which emperor ruled Rome in the year 500?"  # history-2: big, mid
 NEW = "Which emperor ruled Rome in the year 2500?"
 
 
-@pytest.fixture
-def models(db_url):
-    return routing_models(db_url)
+@pytest.fixture(scope="module")
+def _built() -> dict:
+    return {}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def models(request, mini_db_copy, _built):
+    """(mini-qa, mini-agents) routing models read from SQLite and from PostgreSQL: each read once per module, then
+    copied, because some tests change the model they are given."""
+    if request.param not in _built:
+        _built[request.param] = routing_models_of(mini_db_copy(request.param))
+    return copy.deepcopy(_built[request.param])
 
 
 def test_the_registry_lists_every_router():
@@ -91,7 +101,7 @@ def test_replay_dry_run_and_live_execution(models):
     assert offline.status == "error" and "SKILLORCHESTRA_LLM_BACKEND" in offline.detail
 
 
-def test_store_list_and_load_traces_with_their_llm_calls(db_url, models):
+def test_store_list_and_load_traces_with_their_llm_calls(any_mini_db_url):
     from sqlmodel import select
 
     from skillorchestra_core.db import session
@@ -99,6 +109,7 @@ def test_store_list_and_load_traces_with_their_llm_calls(db_url, models):
     from skillorchestra_core.routing.service import route_query
     from skillorchestra_core.routing.store import TraceFilter, list_traces, load_trace, trace_facets
 
+    db_url = any_mini_db_url
     llm = FakeLlm([{"required_skills": [{"skill_id": "answer.history", "weight": 1}]}])
     with session(db_url) as s:
         first = route_query(s, "mini-qa", None, NEW, RouteOptions(), llm=llm, actor="t")
