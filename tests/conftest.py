@@ -21,8 +21,14 @@ SHARED_LLMROUTER = (ROOT.parent / "shared" / "data" / "llmrouter").resolve()
 
 
 @pytest.fixture
-def db_url(tmp_path) -> str:
+def sqlite_db_url(tmp_path) -> str:
+    """An SQLite file, also where a test module has made `db_url` mean both engines."""
     return f"sqlite:///{tmp_path / 'studio.db'}"
+
+
+@pytest.fixture
+def db_url(sqlite_db_url) -> str:
+    return sqlite_db_url
 
 
 @pytest.fixture

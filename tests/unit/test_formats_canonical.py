@@ -26,6 +26,12 @@ REFERENCE = FIX / "handbook_reference.json"
 FRAMES = FIX / "handbook_frames.json"
 
 
+@pytest.fixture
+def db_url(any_db_url):
+    """Every test here that imports into a database does so on SQLite and on PostgreSQL."""
+    return any_db_url
+
+
 def imp(url, path, name):
     with session(url) as s:
         result = import_handbook(s, path, name)
@@ -181,6 +187,7 @@ def _broken(doc, how):
     return doc
 
 
+# Refused by the reader, before any database work: one engine is enough (as for the malformed files below).
 @pytest.mark.parametrize(("how", "message"), [
     ("skill_mode", "skill 'answer.synthesis' is in mode 'writing', which is not in modes"),
     ("parent", "has parent 'search.factual.nope', which is not a skill"),
@@ -191,13 +198,13 @@ def _broken(doc, how):
     ("competence", "agent 'answer-1' has competence on 'answer.ghost', which is not a skill"),
     ("key", "skills['answer.synthesis'] has skill_id 'answer.other'"),
 ])
-def test_inconsistent_handbooks_are_refused(db_url, tmp_path, how, message):
+def test_inconsistent_handbooks_are_refused(sqlite_db_url, tmp_path, how, message):
     path = tmp_path / f"{how}.json"
     path.write_text(json.dumps(_broken(json.loads(FRAMES.read_text()), how)))
     with pytest.raises(MalformedFile) as err:
-        imp(db_url, path, "bad")
+        imp(sqlite_db_url, path, "bad")
     assert message in str(err.value) and str(path) in str(err.value)
-    with session(db_url) as s:
+    with session(sqlite_db_url) as s:
         assert s.exec(select(func.count()).select_from(Handbook)).one() == 0
         assert s.exec(select(func.count()).select_from(HandbookVersion)).one() == 0
 
@@ -218,11 +225,11 @@ def test_every_problem_is_listed(db_url, tmp_path):
      "agent_profiles.a.skill_competence.s.alpha"),
     ('{"skills": {"s": {"name": "no id or mode"}}}', "skills.s.skill_id: Field required"),
 ])
-def test_malformed_handbook_files(db_url, tmp_path, text, message):
+def test_malformed_handbook_files(sqlite_db_url, tmp_path, text, message):
     path = tmp_path / "h.json"
     path.write_text(text)
     with pytest.raises(MalformedFile) as err:
-        imp(db_url, path, "bad")
+        imp(sqlite_db_url, path, "bad")
     assert message in str(err.value) and str(path) in str(err.value)
 
 

@@ -19,6 +19,12 @@ from skillorchestra_core.handbook.store import load_version
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "formats"
 
 
+@pytest.fixture
+def db_url(any_db_url):
+    """Every test here that imports into a database does so on SQLite and on PostgreSQL."""
+    return any_db_url
+
+
 def run_import(url, path, name="ex", **kw):
     with session(url) as s:
         report = import_exploration(s, path, name, **kw)

@@ -16,6 +16,12 @@ FIX = Path(__file__).resolve().parent.parent / "fixtures" / "formats"
 
 
 @pytest.fixture
+def db_url(any_db_url):
+    """Every test here that imports into a database does so on SQLite and on PostgreSQL."""
+    return any_db_url
+
+
+@pytest.fixture
 def frames_url(db_url):
     with session(db_url) as s:
         import_handbook(s, FIX / "handbook_frames.json", "f")

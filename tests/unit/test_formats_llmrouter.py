@@ -27,6 +27,12 @@ from skillorchestra_core.handbook.store import load_version
 MINI = Path(__file__).resolve().parent.parent / "fixtures" / "formats" / "llmrouter_mini"
 
 
+@pytest.fixture
+def db_url(any_db_url):
+    """Every test here that imports into a database does so on SQLite and on PostgreSQL."""
+    return any_db_url
+
+
 def run_import(url, directory, name="lr", **kw):
     with session(url) as s:
         report = import_llmrouter(s, directory, name, **kw)
@@ -104,11 +110,12 @@ def test_malformed_folder(tmp_path):
 
 
 # --- the real data (../shared/data/llmrouter) ----------------------------------------------------------------------
+# SQLite only: 54,000 rows make these the slowest import tests, and the mini set above runs the same code on both.
 
-def test_real_set_counts_and_split(db_url, llmrouter_dir):
-    report = run_import(db_url, llmrouter_dir)
+def test_real_set_counts_and_split(sqlite_db_url, llmrouter_dir):
+    report = run_import(sqlite_db_url, llmrouter_dir)
     assert report.result.queries_added == 5989 and report.result.trajectories_added == 5989 * 9
-    with session(db_url) as s:
+    with session(sqlite_db_url) as s:
         content = load_version(s, "lr").content
         splits = Counter(s.exec(select(Query.split)).all())
         tasks = Counter(s.exec(select(Query.task)).all())
@@ -122,14 +129,14 @@ def test_real_set_counts_and_split(db_url, llmrouter_dir):
     assert sum(1 for (q, m, k) in content.attributions) == 5989  # one label per question
 
 
-def test_real_set_is_deterministic_and_reimport_is_a_no_op(db_url, llmrouter_dir):
+def test_real_set_is_deterministic_and_reimport_is_a_no_op(sqlite_db_url, llmrouter_dir):
     a, _ = read_llmrouter(llmrouter_dir)
     b, _ = read_llmrouter(llmrouter_dir)
     assert [(r.query_id, r.agent, r.split, r.task, r.score) for r in a.rows] == [
         (r.query_id, r.agent, r.split, r.task, r.score) for r in b.rows]
     assert len({r.query_id for r in a.rows}) == 5989  # the short hash has no collision
-    run_import(db_url, llmrouter_dir)
-    again = run_import(db_url, llmrouter_dir)
+    run_import(sqlite_db_url, llmrouter_dir)
+    again = run_import(sqlite_db_url, llmrouter_dir)
     assert again.result.created_version is False and again.result.trajectories_skipped == 53901
-    with session(db_url) as s:
+    with session(sqlite_db_url) as s:
         assert s.exec(select(func.count()).select_from(HandbookVersion)).one() == 1

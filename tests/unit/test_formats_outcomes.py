@@ -21,6 +21,12 @@ from skillorchestra_core.handbook.store import load_version
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "formats"
 
 
+@pytest.fixture
+def db_url(any_db_url):
+    """Every test here that imports into a database does so on SQLite and on PostgreSQL."""
+    return any_db_url
+
+
 def counts(url: str) -> dict[str, int]:
     with session(url) as s:
         return {m.__name__: s.exec(select(func.count()).select_from(m)).one()
@@ -188,6 +194,7 @@ def test_score_wins_over_success_and_success_alone_is_enough(tmp_path):
     assert [r.score for r in rows] == [0.25, 0.0]
 
 
+# The file is refused while it is read, before any database work: one engine is enough.
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
@@ -202,11 +209,11 @@ def test_score_wins_over_success_and_success_alone_is_enough(tmp_path):
         ("broken.parquet", b"PAR1 not really", "not a readable Parquet file"),
     ],
 )
-def test_malformed_files_name_file_and_line(tmp_path, db_url, name, content, message):
+def test_malformed_files_name_file_and_line(tmp_path, sqlite_db_url, name, content, message):
     path = tmp_path / name
     path.write_bytes(content)
     with pytest.raises(MalformedFile) as err:
-        run_import(db_url, path)
+        run_import(sqlite_db_url, path)
     assert str(path) in str(err.value) and message in str(err.value)
 
 

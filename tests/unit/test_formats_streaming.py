@@ -16,6 +16,12 @@ from skillorchestra_core.formats.outcomes import import_outcomes, read_outcomes
 from skillorchestra_core.formats.rows import MalformedFile, RowsRejected
 
 
+@pytest.fixture
+def db_url(any_db_url):
+    """Every test here that imports into a database does so on SQLite and on PostgreSQL."""
+    return any_db_url
+
+
 def _frame(n_queries: int = 4, agents=("a", "b", "c")) -> pd.DataFrame:
     return pd.DataFrame([{"query_id": f"q{q}", "query": f"question number {q}?", "agent": a,
                           "score": (q + i) % 2, "task": f"t{q % 2}"}
