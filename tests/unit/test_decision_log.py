@@ -22,6 +22,12 @@ SAMPLE += [("demo-agents", AGENTS_Q, RouteOptions(lam=lam, router=r)) for r, lam
 
 
 @pytest.fixture
+def demo_db_url(any_demo_db_url):
+    """Each test here stores and reads decisions on SQLite and on PostgreSQL."""
+    return any_demo_db_url
+
+
+@pytest.fixture
 def routed(demo_db_url):
     """Each sample routed and stored: (trace as routed, its id)."""
     from skillorchestra_core.db import session

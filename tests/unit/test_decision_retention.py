@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from sqlmodel import select
-from support.handbooks import MINI_AGENTS, MINI_QA, routing_models
+from support.handbooks import MINI_AGENTS, MINI_QA, routing_models_of
 from typer.testing import CliRunner
 
 from skillorchestra_core.cli import app
@@ -17,13 +17,19 @@ NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
 
 @pytest.fixture
+def db_url(any_mini_db_url):
+    """Decisions are stored and pruned on SQLite and on PostgreSQL."""
+    return any_mini_db_url
+
+
+@pytest.fixture
 def stored(db_url):
     """Six mini-qa decisions one day apart (the newest now) and two mini-agents ones; one with an LLM call."""
     from skillorchestra_core.db import session
     from skillorchestra_core.llm.base import LlmCallRecord
     from skillorchestra_core.routing.store import store_trace
 
-    qa, agents = routing_models(db_url)
+    qa, agents = routing_models_of(db_url)
     ids = {MINI_QA: [], MINI_AGENTS: []}
     with session(db_url) as s:
         for day in range(5, -1, -1):

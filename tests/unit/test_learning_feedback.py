@@ -16,6 +16,12 @@ from skillorchestra_core.routing.service import route_query
 QUERY = "Compute the sum of 12 and 30 and then square it twice"
 
 
+@pytest.fixture
+def db_url(any_db_url):
+    """Decisions and their feedback are stored on SQLite and on PostgreSQL."""
+    return any_db_url
+
+
 def _competence(s, number=None):
     loaded = load_version(s, MINI_QA, number)
     frames = profile.load_frames(s, loaded)

@@ -52,7 +52,8 @@ def test_compare_runs_drops_a_duplicate_second_run():
     assert "live" not in executions("offline") and "live" in executions("litellm")
 
 
-def test_route_all_stores_nothing_when_a_later_run_fails(demo_db_url):
+def test_route_all_stores_nothing_when_a_later_run_fails(any_demo_db_url):
+    demo_db_url = any_demo_db_url
     from skillorchestra_core.db import session
     from skillorchestra_core.db.models import DecisionTrace
 
