@@ -17,6 +17,10 @@ class SchemaTooNew(StudioError):
     pass
 
 
+class ReadOnlyDatabase(StudioError):
+    """A write to a database this user may only read (it was opened read-only)."""
+
+
 class Conflict(StudioError):
     """Somebody else changed the thing first (compare-and-set lost)."""
 

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, create_engine
 
 from skillorchestra_core.db.schema_lock import upgrade_locked
-from skillorchestra_core.errors import Conflict
+from skillorchestra_core.errors import Conflict, ReadOnlyDatabase
 from skillorchestra_core.settings import get_settings
 
 T = TypeVar("T")
@@ -51,11 +51,23 @@ def read_only_mode(path: Path) -> str | None:
     return None
 
 
+def _refuse_writes(engine: Engine, where: str) -> None:
+    """SQLite's "attempt to write a readonly database" becomes one line a user can act on (and a StudioError, which
+    the CLI and the pages already show as such) instead of a driver traceback."""
+    def translate(ctx) -> None:
+        if isinstance(ctx.original_exception, sqlite3.OperationalError) and \
+                "readonly database" in str(ctx.original_exception):
+            raise ReadOnlyDatabase(f"{where} is read-only for this user, so nothing was changed (SQLite: "
+                                   f"{ctx.original_exception})") from None
+    event.listen(engine, "handle_error", translate)
+
+
 def _read_only_engine(path: Path, mode: str) -> Engine:
     uri = f"{path.resolve().as_uri()}?{'immutable=1' if mode == 'immutable' else 'mode=ro'}"
     engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False,
                                                                          timeout=BUSY_TIMEOUT_S))
     event.listen(engine, "connect", _pragmas(_READ_ONLY_PRAGMAS))
+    _refuse_writes(engine, f"the database {path}")
     return engine
 
 
@@ -66,6 +78,7 @@ def _create(url: str) -> Engine:
         if parsed.query.get("mode") == "ro" or parsed.query.get("immutable") == "1":  # a read-only URI as given
             engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S})
             event.listen(engine, "connect", _pragmas(_READ_ONLY_PRAGMAS))
+            _refuse_writes(engine, "the database (opened read-only)")
             upgrade_locked(engine, read_only=True)
             return engine
         if file and not file.startswith("file:") and (mode := read_only_mode(Path(file))):
