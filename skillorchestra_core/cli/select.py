@@ -13,6 +13,11 @@ from skillorchestra_core.errors import StudioError
 DEFAULT_LAMBDAS = ",".join(f"{i / 20:g}" for i in range(21))
 
 
+def _micro_usd(cost: float | None) -> str:
+    """A run's mean cost per query in micro-dollars (a run that has not finished has none yet)."""
+    return "n/a" if cost is None else f"{cost * 1e6:.1f} u$"
+
+
 def register(app: typer.Typer) -> None:
     app.command("select")(select)
     app.command("publish")(publish)
@@ -52,11 +57,11 @@ def select(
     typer.echo(f"{name}: {len(sel.candidates)} candidate(s) of v{sel.source_version}, {len(sel.runs)} runs on "
                f"{split}")
     for r in sel.frontier:
-        typer.echo(f"  frontier  {r.label:<40} accuracy {r.accuracy:.3f}  cost {r.mean_cost_usd * 1e6:.1f} u$")
+        typer.echo(f"  frontier  {r.label:<40} accuracy {r.accuracy:.3f}  cost {_micro_usd(r.mean_cost_usd)}")
     if sel.selected:
         r = sel.selected
         typer.echo(f"selected at objective lambda {sel.objective_lambda:g}: {r.label} (accuracy {r.accuracy:.3f}, "
-                   f"cost {r.mean_cost_usd * 1e6:.1f} u$); publish with: skillorchestra publish {name} "
+                   f"cost {_micro_usd(r.mean_cost_usd)}); publish with: skillorchestra publish {name} "
                    f"--version {r.version} --lambda {r.lam:g}")
 
 

@@ -201,6 +201,7 @@ def import_handbook(s: Session, path: str | Path, handbook: str, *, author: str 
     parsed = parse_canonical(doc, str(path))
     lock_for_write(s, f"handbook:{handbook}")
     hb = get_or_create_handbook(s, handbook)
+    assert hb.id is not None  # get_or_create flushes: a stored handbook has its id
     parent, current = latest_content(s, hb.id)
     studio = (doc.get("metadata") or {}).get("studio") or {}
     held = _held_evidence(s, hb.id, studio, str(path))

@@ -47,7 +47,8 @@ def _skills(hb: CHandbook) -> list[str]:
 def _cycles(hb: CHandbook) -> list[str]:
     out = []
     for key in hb.skills:
-        node, seen = key, []
+        node: str | None = key
+        seen: list[str] = []
         while node is not None and node in hb.skills and node not in seen:
             seen.append(node)
             node = hb.skills[node].parent_skill_id
@@ -59,7 +60,8 @@ def _cycles(hb: CHandbook) -> list[str]:
 def _index(hb: CHandbook) -> list[str]:
     if hb.mode_skill_index is None:
         return []  # derived from the skills' modes
-    out, listed = [], {}
+    out: list[str] = []
+    listed: dict[str, str] = {}  # skill key -> the mode that first listed it
     for mode, keys in hb.mode_skill_index.items():
         if mode not in hb.modes:
             out.append(f"mode_skill_index names mode {mode!r}, which is not in modes")

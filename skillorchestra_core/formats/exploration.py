@@ -63,8 +63,8 @@ def read_exploration(path: str | Path, *, mode: str = "answer", dataset: str | N
     bad: list[RowIssue] = []
     repeats = 0
     for number, rec, problem in jsonl_objects(path):
-        if problem:
-            bad.append(RowIssue(number, problem))
+        if rec is None:
+            bad.append(RowIssue(number, problem or "not a JSON object"))
             continue
         if is_missing(rec.get("sample_id")):
             bad.append(RowIssue(number, "expected a JSON object with a sample_id"))

@@ -160,7 +160,7 @@ def _task_labels(folder: Path) -> dict[str, tuple[str, str | None]]:
         if not path.exists():
             continue  # labels are optional: without them there are no task skills
         for number, rec, problem in jsonl_objects(path):
-            if problem:
+            if rec is None:
                 raise MalformedFile(f"{path}:{number}: {problem}")
             if isinstance(rec.get("query"), str) and rec.get("task_name"):
                 truth = rec.get("ground_truth")

@@ -74,7 +74,7 @@ def read_outcomes(path: str | Path, *, dataset: str | None = None, skip_bad_rows
                 continue
             except ValueError as exc:
                 reason = str(exc)
-        bad.append(RowIssue(line, reason, unit=unit))
+        bad.append(RowIssue(line, reason or "not a record", unit=unit))
     rows, cross = cross_check(rows, unit)
     if not rows and not bad and not cross:
         raise MalformedFile(f"{path}: no data rows")
@@ -146,7 +146,7 @@ def parse_record(rec: Mapping[str, Any], line: int, dataset: str, dataset_forced
         score = 1.0 if vals["success"] else 0.0
     elif "score" not in vals and "success" not in vals:
         problems.append("missing score (or success)")
-    if problems:
+    if problems or score is None:  # no problem listed means a score was found
         raise ValueError("; ".join(problems))
     row_dataset = dataset if dataset_forced or is_missing(get("dataset")) else str(rec["dataset"]).strip()
     task = None if is_missing(get("task")) else str(rec["task"]).strip()

@@ -13,7 +13,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from skillorchestra_core.errors import BadRow, ImportRejected, StudioError
 from skillorchestra_core.formats import bounds, json_safe
@@ -73,7 +73,7 @@ def describe(bad: BadRow, path: str) -> str:
     return f"{_where(bad, path)}: {bad.reason}"
 
 
-def settle(path: str, bad: list[BadRow], skip_bad_rows: bool) -> list[BadRow]:
+def settle(path: str, bad: Sequence[BadRow], skip_bad_rows: bool) -> list[BadRow]:
     """Reject the whole file when it has bad rows, unless the user asked to skip them; returns the skipped rows."""
     bad = sorted(bad, key=lambda b: (getattr(b, "file", ""), b.line))
     if bad and not skip_bad_rows:

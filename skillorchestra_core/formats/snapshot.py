@@ -16,6 +16,7 @@ import pandas as pd
 from sqlmodel import Session
 
 from skillorchestra_core.db.models import HandbookVersion
+from skillorchestra_core.errors import NotFound
 from skillorchestra_core.evidence.batches import batch_digests
 from skillorchestra_core.handbook.content import AgentSpec
 from skillorchestra_core.handbook.store import LoadedVersion, load_version
@@ -90,6 +91,8 @@ class VersionSnapshot:
 def collect(s: Session, name: str, number: int | None = None, prior: PriorConfig | None = None) -> VersionSnapshot:
     loaded = load_version(s, name, number)
     row = s.get(HandbookVersion, loaded.version_id)
+    if row is None:  # deleted since load_version read it
+        raise NotFound(f"handbook {name!r} has no version row {loaded.version_id}")
     frames = profile.load_frames(s, loaded)
     prior = prior or profile.default_prior()
     comp = profile.competence(frames, prior=prior)
@@ -124,7 +127,8 @@ def _agents(loaded: LoadedVersion, frames: profile.VersionFrames, comp: pd.DataF
 def cost_stats(spec: AgentSpec, mine: pd.DataFrame, avg_cost: float) -> dict[str, Any]:
     """The reference CostStats of one agent: evidence means where there is evidence, else the imported stats;
     avg_cost_usd is always C(A, mode)."""
-    imported = spec.profile.get("cost_stats") if isinstance(spec.profile.get("cost_stats"), dict) else {}
+    given = spec.profile.get("cost_stats")
+    imported = given if isinstance(given, dict) else {}
     if mine.empty:
         stats = {k: float(imported.get(k) or 0.0) for k in COST_KEYS}
         stats["total_executions"] = int(imported.get("total_executions") or 0)
