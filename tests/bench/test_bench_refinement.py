@@ -48,7 +48,7 @@ def _same_pair(rng, queries=80):
     return [SkillPlan("m.cat.x", [rates], queries), SkillPlan("m.cat.y", [rates], queries)]
 
 
-def test_bench_detector_error_rates():
+def test_bench_detector_error_rates(bench_report):
     rows = [
         ("split false positives (homogeneous, 80 queries)", _homogeneous, "split"),
         ("split false positives (homogeneous, 400 queries)", lambda r: _homogeneous(r, 400), "split"),
@@ -62,9 +62,11 @@ def test_bench_detector_error_rates():
     for label, plans, kind in rows:
         ours, ref = _rate("bayes", plans, kind), _rate("reference", plans, kind)
         print(f"{label:<50} {ours:>8.3f} {ref:>10.3f}")
+        bench_report(f"Refinement {label}, Bayes-factor detector", ours, "share", baseline=ref,
+                     baseline_label="reference rule", higher_is_better="power" in label)
 
 
-def test_bench_llmrouter_detection(llmrouter_dir, tmp_path):
+def test_bench_llmrouter_detection(llmrouter_dir, tmp_path, bench_report):
     """The real outcome set: how many of its 14 task skills split, which pairs merge (train split only)."""
     import time
 
@@ -82,6 +84,7 @@ def test_bench_llmrouter_detection(llmrouter_dir, tmp_path):
             found = detect_version(s, loaded, detector)
             took = time.perf_counter() - start
             splits = [x for x in found.scored if x.kind == "split"]
+            bench_report(f"Refinement detection on LLMRouter train ({detector})", took, "s")
             print(f"\nLLMRouter, {detector}: {sum(x.candidate for x in splits)} of {len(splits)} task skills split, "
                   f"{sum(c.kind == 'merge' for c in found.candidates)} merge candidate(s), {took:.1f} s")
             for c in found.candidates:
