@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import shutil
 import signal
 import sqlite3
@@ -76,39 +77,100 @@ class Outcome:
     resumed: bool = False  # the resume ended exactly where a clean run ends
 
 
+class Zygote:
+    """The fork server of `crash_child.py`: one warm interpreter that forks each run (see `crash_child.serve`)."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, str(CHILD), "--serve"], cwd=ROOT, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+        self._buf = b""
+
+    def start(self, argv: list[str], env: dict, out: Path, err: Path) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps({"argv": argv, "env": env, "out": str(out), "err": str(err)}) + "\n")
+                              .encode())
+        self.proc.stdin.flush()
+        line = self._line(120.0)
+        assert line is not None, "the fork server did not answer"
+        return int(line["pid"])
+
+    def wait(self, timeout: float | None) -> int | None:
+        """The child's return code, or None when it still runs after `timeout` seconds."""
+        line = self._line(timeout)
+        return None if line is None else int(line["returncode"])
+
+    def _line(self, timeout: float | None) -> dict | None:
+        assert self.proc.stdout is not None
+        fd, deadline = self.proc.stdout.fileno(), None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 4096)
+            assert chunk, "the fork server died"
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 def run_child(argv: list[str], log: Path, *, env: dict | None = None, point: KillPoint | None = None,
-              timeout: float = 300.0) -> Run:
+              timeout: float = 300.0, zygote: Zygote | None = None) -> Run:
+    """Run the command (forked from `zygote`, else a fresh interpreter), SIGKILL it at `point`, collect its log."""
     log.unlink(missing_ok=True)
+    out, err = log.with_suffix(".out"), log.with_suffix(".err")
     child_env = {**os.environ, **(env or {}), "CRASH_LOG": str(log)}
     if point is not None and point.at:
         child_env.update(CRASH_AT=point.at, CRASH_COMMIT=str(point.nth))
-    t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, str(CHILD), *argv], cwd=ROOT, env=child_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    wait = point.delay_s if point is not None and point.delay_s is not None else timeout
+    if zygote is not None:
+        pid = zygote.start(argv, child_env, out, err)
+        t0, wait = time.monotonic(), zygote.wait
+    else:
+        t0 = time.monotonic()
+        with open(out, "w") as o, open(err, "w") as e:
+            proc = subprocess.Popen([sys.executable, str(CHILD), *argv], cwd=ROOT, env=child_env, stdout=o, stderr=e)
+        pid, wait = proc.pid, (lambda t: _popen_wait(proc, t))
+    delay = point.delay_s if point is not None and point.delay_s is not None else timeout
     if point is not None and point.after:
-        _wait_for(proc, log, point.after, t0 + timeout)
-    try:
-        out, err = proc.communicate(timeout=wait)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)  # the kill under test (or a hung child)
-        out, err = proc.communicate()
+        _wait_for(pid, log, point.after, t0 + timeout)
+    code = wait(delay)
+    if code is None:
+        os.kill(pid, signal.SIGKILL)  # the kill under test (or a hung child)
+        code = wait(None)
     events = []
     if log.exists():
         for line in log.read_text().splitlines():
             t, _, name = line.partition(" ")
             events.append((float(t), name))
-    return Run(proc.returncode, events, time.monotonic() - t0, out, err)
+    return Run(int(code), events, time.monotonic() - t0, out.read_text(), err.read_text())
 
 
-def _wait_for(proc: subprocess.Popen, log: Path, event: str, deadline: float) -> None:
-    """Until the child logs `event` (or exits). Its pipes are small, so a chatty child could block: commands
-    under test print their report at the end only."""
+def _popen_wait(proc: subprocess.Popen, timeout: float | None) -> int | None:
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _wait_for(pid: int, log: Path, event: str, deadline: float) -> None:
+    """Until the child logs `event`, exits or `deadline` passes."""
     needle = f" {event}\n"
-    while proc.poll() is None and time.monotonic() < deadline:
+    while time.monotonic() < deadline and _running(pid):
         if log.exists() and needle in log.read_text():
             return
         time.sleep(0.005)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return False
 
 
 def consistency(url: str) -> list[str]:
@@ -228,30 +290,39 @@ def campaign(target: Target, argv_for: Callable[[str], list[str]], points: Calla
     interrupted (a crash during the resume). A kill that left the work done is resumed at once; the chain ends with
     an uninterrupted resume. Every resume must end exactly where the clean run ended."""
     resume_for = resume_for or argv_for
+    zygote = Zygote()
+    try:
+        return _campaign(target, argv_for, resume_for, points, log, env, zygote)
+    finally:
+        zygote.close()
+
+
+def _campaign(target, argv_for, resume_for, points, log, env, zygote) -> tuple[list[Outcome], Run]:
     before = fingerprint(target.fresh())
     clean_url = target.fresh()
-    clean = run_child(argv_for(clean_url), log, env=env)
+    clean = run_child(argv_for(clean_url), log, env=env, zygote=zygote)
     assert clean.returncode == 0, clean.stderr[-2000:]
     after = fingerprint(clean_url)
     outcomes: list[Outcome] = []
     chain: list[Outcome] = []
     url = target.fresh()
     for point in points(clean):
-        run = run_child((resume_for if chain else argv_for)(url), log, env=env, point=point)
+        run = run_child((resume_for if chain else argv_for)(url), log, env=env, point=point, zygote=zygote)
         fp = fingerprint(url)
         out = Outcome(point, run, classify(fp, before, after), consistency(url))
         outcomes.append(out)
         chain.append(out)
         if out.state != "before":  # done (or broken): resume now, then start the next point from a fresh copy
-            _resume(chain, resume_for(url), url, log, env, after)
+            _resume(chain, resume_for(url), url, log, env, after, zygote)
             chain, url = [], target.fresh()
     if chain:
-        _resume(chain, resume_for(url), url, log, env, after)
+        _resume(chain, resume_for(url), url, log, env, after, zygote)
     return outcomes, clean
 
 
-def _resume(chain: list[Outcome], argv: list[str], url: str, log: Path, env: dict | None, after: dict) -> None:
-    resumed = run_child(argv, log, env=env)
+def _resume(chain: list[Outcome], argv: list[str], url: str, log: Path, env: dict | None, after: dict,
+            zygote: Zygote) -> None:
+    resumed = run_child(argv, log, env=env, zygote=zygote)
     end = fingerprint(url)
     problems = consistency(url) + [f"left behind: {p}" for p in leftovers(url)]
     if resumed.returncode != 0:

@@ -18,16 +18,28 @@ import sys
 import threading
 import time
 
-_LOG = open(os.environ["CRASH_LOG"], "a", buffering=1)  # line-buffered: every event reaches the OS at once
-_AT = os.environ.get("CRASH_AT", "")
-_NTH = int(os.environ.get("CRASH_COMMIT", "1"))
-_IN_COMMIT_S = float(os.environ.get("CRASH_IN_COMMIT_S", "0.002"))
-_wrote: set[int] = set()  # ids of DBAPI connections whose open transaction has written
+_LOG = None
+_AT = ""
+_NTH = 1
+_IN_COMMIT_S = 0.002
+_wrote: set[int] = set()  # ids of the pooled connections whose open transaction has written
 _commits = 0
 _WRITES = ("INSERT", "UPDATE", "DELETE")
 
 
+def configure() -> None:
+    """Read this run's settings from the environment (a forked child calls it again with its own)."""
+    global _LOG, _AT, _NTH, _IN_COMMIT_S, _commits
+    _LOG = open(os.environ["CRASH_LOG"], "a", buffering=1)  # line-buffered: each event reaches the OS at once
+    _AT = os.environ.get("CRASH_AT", "")
+    _NTH = int(os.environ.get("CRASH_COMMIT", "1"))
+    _IN_COMMIT_S = float(os.environ.get("CRASH_IN_COMMIT_S", "0.002"))
+    _wrote.clear()
+    _commits = 0
+
+
 def mark(event: str) -> None:
+    assert _LOG is not None
     _LOG.write(f"{time.monotonic():.6f} {event}\n")
 
 
@@ -80,13 +92,77 @@ def _install() -> None:
     DefaultDialect.do_rollback = do_rollback  # type: ignore[method-assign]
 
 
-if __name__ == "__main__":
-    mark("start")
-    _install()
+def run(argv: list[str]) -> int:
+    """One command line, as the `skillorchestra` script runs it; returns its exit code."""
     from skillorchestra_core.cli import main
+    from skillorchestra_core.settings import get_settings
 
+    get_settings.cache_clear()  # a forked child reads its own environment
     mark("ready")
     try:
-        main(sys.argv[1:])
+        main(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         mark("exit")
+    return 0
+
+
+def serve() -> None:
+    """Fork server: import everything once, then fork one child per request line on stdin (JSON: argv, env, out,
+    err), answering `{"pid": N}` at once and `{"returncode": R}` (negative: killed by that signal) when it ends.
+    Each child is a process of its own, killed for real; only the import time of a fresh interpreter is saved."""
+    import json
+
+    for line in sys.stdin:
+        req = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _child(req)
+        print(json.dumps({"pid": pid}), flush=True)
+        _, status = os.waitpid(pid, 0)
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        print(json.dumps({"returncode": code}), flush=True)
+
+
+def _child(req: dict) -> None:
+    code = 1
+    try:
+        for fd, name in ((1, req["out"]), (2, req["err"])):
+            target = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(target, fd)
+            os.close(target)
+        sys.stdin.close()
+        os.environ.clear()
+        os.environ.update(req["env"])
+        configure()
+        mark("start")
+        code = run(req["argv"])
+    except BaseException:  # noqa: BLE001  (reported on the child's stderr, as a traceback would be)
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def preload() -> None:
+    """What the commands under test import lazily, so forked children start warm."""
+    import skillorchestra_core.cli  # noqa: F401
+    import skillorchestra_core.formats.outcomes  # noqa: F401
+    import skillorchestra_core.learning.run  # noqa: F401
+    import skillorchestra_core.selection.live  # noqa: F401
+    import skillorchestra_core.selection.service  # noqa: F401
+
+
+if __name__ == "__main__":
+    _install()
+    if sys.argv[1:] == ["--serve"]:
+        preload()
+        serve()
+    else:
+        configure()
+        mark("start")
+        sys.exit(run(sys.argv[1:]))
