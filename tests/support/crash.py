@@ -8,6 +8,7 @@ next kill point may interrupt again) until it completes, which must give exactly
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 from sqlalchemy import create_engine, inspect, text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -363,3 +365,34 @@ def summary(name: str, outcomes: list[Outcome]) -> str:
 
 def timeline(run: Run) -> str:
     return " ".join(f"{e}@{run.at(e):.2f}" for _, e in run.events[1:]) + f" (total {run.seconds:.2f}s)"
+
+
+AGENTS = ("alpha", "beta", "gamma", "delta", "eps", "zeta")
+
+
+def outcome_rows(n_queries: int, seed: int, first: int = 0):
+    """Synthetic outcome rows: six agents of rising skill on `n_queries` questions of seven tasks, 70/20/10
+    train/val/test (a CSV written from them leaves the split out: the importer's hash rule splits it)."""
+    from skillorchestra_core.evidence.ingest import OutcomeRow
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(first, first + n_queries):
+        task = f"task{q % 7}"
+        for j, agent in enumerate(AGENTS):
+            rows.append(OutcomeRow(line=len(rows) + 2, query_id=f"q{q}", agent=agent, task=task,
+                                   query=f"question {q} about {task} number {q * 31 % 997}",
+                                   score=float(rng.random() < 0.3 + 0.1 * j - 0.05 * (q % 7 == j)),
+                                   prompt_tokens=40 + q % 50, completion_tokens=10 + j, cost_usd=1e-4 * (j + 1),
+                                   ground_truth=str(q % 5),
+                                   split=("train", "val", "test")[(q % 10 > 6) + (q % 10 > 8)]))
+    return rows
+
+
+def write_outcomes(path: Path, n_queries: int, seed: int) -> None:
+    fields = ("query_id", "query", "agent", "score", "task", "prompt_tokens", "completion_tokens", "cost_usd")
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(fields)
+        for r in outcome_rows(n_queries, seed):
+            w.writerow([getattr(r, f) for f in fields])

@@ -5,28 +5,15 @@ duplicate rows or versions)."""
 
 from __future__ import annotations
 
-import csv
-
 import numpy as np
-from support.crash import FORCED, KillPoint, Target, campaign, random_points, summary, timeline
+from support.crash import FORCED, KillPoint, Target, campaign, random_points, summary, timeline, write_outcomes
 
 from skillorchestra_core.db import dispose_engines, session
 from skillorchestra_core.evidence.ingest import OutcomeRow, ingest_outcomes
 
-AGENTS = ("alpha", "beta", "gamma", "delta", "eps", "zeta")
+AGENTS = ("alpha", "beta")
+
 HANDBOOK = "crash-import"
-
-
-def write_outcomes(path, n_queries: int, seed: int, first: int = 0) -> None:
-    rng = np.random.default_rng(seed)
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["query_id", "query", "agent", "score", "task", "prompt_tokens", "completion_tokens", "cost_usd"])
-        for q in range(first, first + n_queries):
-            task = f"task{q % 7}"
-            for j, agent in enumerate(AGENTS):
-                w.writerow([f"q{q}", f"question {q} about {task} number {q * 31 % 997}", agent,
-                            int(rng.random() < 0.3 + 0.1 * j), task, 40 + q % 50, 10 + j, f"{0.0001 * (j + 1):.6f}"])
 
 
 def _base(url: str) -> None:
