@@ -82,9 +82,10 @@ class Outcome:
 class Zygote:
     """The fork server of `crash_child.py`: one warm interpreter that forks each run (see `crash_child.serve`)."""
 
-    def __init__(self):
+    def __init__(self, preload: str = ""):
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "CRASH_PRELOAD": preload}
         self.proc = subprocess.Popen([sys.executable, str(CHILD), "--serve"], cwd=ROOT, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+                                     stdout=subprocess.PIPE, env=env)
         self._buf = b""
 
     def start(self, argv: list[str], env: dict, out: Path, err: Path) -> int:

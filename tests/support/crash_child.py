@@ -156,6 +156,11 @@ def preload() -> None:
     import skillorchestra_core.selection.live  # noqa: F401
     import skillorchestra_core.selection.service  # noqa: F401
 
+    if os.environ.get("CRASH_PRELOAD") == "litellm":  # ~3 s a child would pay again on every live run
+        from skillorchestra_core.llm.litellm_client import _litellm
+
+        _litellm()
+
 
 if __name__ == "__main__":
     _install()
