@@ -75,10 +75,13 @@ def _install() -> None:
         mark("commit-start")
         if armed and _AT == "before-commit":
             die()
-        if armed and _AT == "in-commit":
-            threading.Timer(_IN_COMMIT_S, die).start()
+        timer = threading.Timer(_IN_COMMIT_S, die) if armed and _AT == "in-commit" else None
+        if timer is not None:
+            timer.start()
         original(self, dbapi_connection)
         mark("commit-end")
+        if timer is not None:  # the commit beat the timer: die now, so this point always ends in a kill
+            die()
         if armed and _AT == "after-commit":
             die()
 

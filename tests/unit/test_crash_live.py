@@ -38,7 +38,7 @@ def _reply(body: dict) -> str:
 
 
 def _base(url: str) -> None:
-    rows = outcome_rows(250, seed=4)  # 50 val queries
+    rows = outcome_rows(150, seed=4)  # 30 val queries
     hints = {a: AgentHint(model=f"openai/{a}", input_price_per_m=0.5 + i, output_price_per_m=1.0 + 2 * i)
              for i, a in enumerate(sorted({r.agent for r in rows}))}
     with session(url) as s:
@@ -103,12 +103,12 @@ def _live_campaign(target, zygote, server, env, rng, log) -> list[Outcome]:
     assert clean_run.returncode == 0, clean_run.stderr[-1000:]
     clean = fingerprint(clean_url)
     total = clean["counts"]["live_result"]
-    assert total == 50 and len(server.requests) == total and clean["runs"][0][6] == "done"
+    assert total == 30 and len(server.requests) == total and clean["runs"][0][6] == "done"
     window = clean_run.at("exit") - clean_run.at("write")
     points = [KillPoint(f"write+{d:.2f}s", delay_s=d, after="write")
               for d in rng.uniform(0.0, window, 3).tolist()]
     points += [KillPoint(f"{at} #{n}", at=at, nth=n) for at, n in
-               (("before-commit", 1), ("after-commit", 1), ("in-commit", 9), ("after-commit", 21))]
+               (("before-commit", 1), ("after-commit", 1), ("in-commit", 9), ("after-commit", 18))]
     outcomes = []
     for i, point in enumerate(points):
         url = target.fresh()

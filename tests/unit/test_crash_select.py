@@ -17,7 +17,7 @@ HANDBOOK = "crash-select"
 def test_a_killed_sweep_stores_all_or_nothing_and_reruns_to_the_same_figures(tmp_path):
     url = f"sqlite:///{tmp_path / 'base.db'}"
     with session(url) as s:
-        ingest_outcomes(s, HANDBOOK, outcome_rows(700, seed=2), source_label="select base", skills_from_task=True)
+        ingest_outcomes(s, HANDBOOK, outcome_rows(400, seed=2), source_label="select base", skills_from_task=True)
         s.commit()
     dispose_engines()
     rng = np.random.default_rng(8)
