@@ -49,6 +49,8 @@ def show_run() -> None:
         return
     if run.error:
         st.error(md_escape(run.error))
+    if run.status in runs.RETRYABLE and st.button(f"Retry from v{run.parent_version}", key=f"learn:retry:{run.id}"):
+        st.session_state["learn:run"] = runs.retry_run(None, run_id, st.session_state.get("ctx:reviewer"))
     if run.status == "done":
         show_report(run)
 

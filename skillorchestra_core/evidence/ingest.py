@@ -149,10 +149,11 @@ def ingest_outcomes(
         s, hb, content, author=author, message=message or f"import {source_label}", source=source_label,
         parent=parent,
     )
-    s.add(AuditLog(actor=author, action="evidence.import", entity="handbook", entity_id=hb.id, handbook_id=hb.id,
-                   details={"source": source_label, "rows": len(rows), "trajectories_added": len(new_rows),
-                            "skipped_identical": skipped, "skipped_bad": len(skipped_rows or []),
-                            "version": version.number}))
+    if created or new_rows:  # an unchanged re-import (e.g. the re-run after a crash) writes nothing at all
+        s.add(AuditLog(actor=author, action="evidence.import", entity="handbook", entity_id=hb.id, handbook_id=hb.id,
+                       details={"source": source_label, "rows": len(rows), "trajectories_added": len(new_rows),
+                                "skipped_identical": skipped, "skipped_bad": len(skipped_rows or []),
+                                "version": version.number}))
     return IngestResult(hb.name, version.number, created, queries_added, len(new_rows), skipped,
                         tuple(skipped_rows or ()))
 

@@ -1,8 +1,10 @@
 """Learning runs in the database: start one in a worker process, follow its progress, cancel it.
 
 The worker (`python -m skillorchestra_core.learning.worker RUN_ID`) writes progress in short transactions of its
-own and commits the new version once, at the end; a cancelled, failed or killed run leaves no version behind. A run
-still marked running whose process is gone is reported as interrupted.
+own, beats a heartbeat (`updated_at`) every few seconds, and commits the new version once, at the end; a cancelled,
+failed or killed run leaves no version behind. A run still marked queued or running whose process is gone, or whose
+heartbeat stopped, is reported as interrupted, and `retry_run` starts it again from the same parent version (learning
+is deterministic, so the retry makes exactly the version the run would have made).
 """
 
 from __future__ import annotations
@@ -11,19 +13,25 @@ import os
 import subprocess
 import sys
 from dataclasses import asdict
+from datetime import datetime, timedelta, timezone
 
 from sqlmodel import Session, select
 
 from skillorchestra_core.db.engine import get_engine
 from skillorchestra_core.db.models import LearningRun, utcnow
-from skillorchestra_core.errors import NotFound
+from skillorchestra_core.errors import NotFound, StudioError
 from skillorchestra_core.handbook.store import get_version
 from skillorchestra_core.learning.pipeline import STAGES, LearnOptions
 
+HEARTBEAT_S = 5.0  # the worker touches its row this often
+STALE_S = 120.0  # a queued or running row untouched this long has no live worker (a kill, a reboot, another host)
+RETRYABLE = ("interrupted", "failed", "cancelled")
 
-def create_run(db_url: str | None, name: str, options: LearnOptions, actor: str = "system") -> int:
+
+def create_run(db_url: str | None, name: str, options: LearnOptions, actor: str = "system",
+               parent_version: int | None = None) -> int:
     with Session(get_engine(db_url)) as s:
-        parent = get_version(s, name)
+        parent = get_version(s, name, parent_version)
         run = LearningRun(handbook_name=name, parent_version=parent.number, method=options.method,
                           options=asdict(options), actor=actor, progress={st: 0.0 for st in STAGES})
         s.add(run)
@@ -31,9 +39,10 @@ def create_run(db_url: str | None, name: str, options: LearnOptions, actor: str 
         return int(run.id)
 
 
-def start_run(db_url: str | None, name: str, options: LearnOptions, actor: str = "system") -> int:
+def start_run(db_url: str | None, name: str, options: LearnOptions, actor: str = "system",
+              parent_version: int | None = None) -> int:
     """Create the run and start its worker process (detached from the caller's session); returns the run id."""
-    run_id = create_run(db_url, name, options, actor)
+    run_id = create_run(db_url, name, options, actor, parent_version)
     url = str(get_engine(db_url).url.render_as_string(hide_password=False))
     env = {**os.environ, "SKILLORCHESTRA_DB_URL": url}  # not on the command line, where `ps` would show a password
     proc = subprocess.Popen([sys.executable, "-m", "skillorchestra_core.learning.worker", str(run_id)],
@@ -59,9 +68,29 @@ def get_run(db_url: str | None, run_id: int) -> LearningRun:
         if run is None:
             raise NotFound(f"no learning run with id {run_id}")
         s.expunge(run)
-    if run.status in ("queued", "running") and run.pid and not _alive(run.pid):
+    if run.status in ("queued", "running") and (run.pid and not _alive(run.pid) or _stale(run.updated_at)):
         run.status, run.error = "interrupted", "the worker process is gone; no version was written"
     return run
+
+
+def retry_run(db_url: str | None, run_id: int, actor: str | None = None) -> int:
+    """Start an interrupted, failed or cancelled run again, as a new run from the same parent version with the same
+    options; the old run is kept, marked with the id of its retry. Returns the new run's id."""
+    old = get_run(db_url, run_id)
+    if old.status not in RETRYABLE:
+        raise StudioError(f"learning run {run_id} is {old.status}; only an interrupted, failed or cancelled run "
+                          "can be retried")
+    new_id = start_run(db_url, old.handbook_name, LearnOptions(**old.options), actor or old.actor,
+                       parent_version=old.parent_version)
+    update(db_url, run_id, status=old.status, error=f"{old.error} (retried as run {new_id})".strip())
+    return new_id
+
+
+def _stale(updated_at: datetime | None) -> bool:
+    if updated_at is None:
+        return False
+    seen = updated_at if updated_at.tzinfo else updated_at.replace(tzinfo=timezone.utc)  # SQLite keeps no zone
+    return datetime.now(timezone.utc) - seen > timedelta(seconds=STALE_S)
 
 
 def list_runs(db_url: str | None, name: str | None = None, limit: int = 20) -> list[LearningRun]:

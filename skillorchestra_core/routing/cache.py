@@ -79,7 +79,7 @@ def save(folder: Path | None, key: str, model: RoutingModel) -> Path | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         meta, arrays = _encode(model)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f"{os.getpid()}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
@@ -97,6 +97,21 @@ def _prune(folder: Path) -> None:
     files = sorted(folder.glob("*.npz"), key=lambda p: p.stat().st_mtime)
     for old in files[:-MAX_FILES]:
         old.unlink(missing_ok=True)
+    for tmp in folder.glob("*.tmp"):  # a writer killed mid-save (SIGKILL skips its cleanup) leaves its temp file
+        pid = tmp.name.split("-", 1)[0]
+        if not pid.isdigit() or not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs on this machine (the cache folder sits beside a local SQLite file)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _check_fields() -> None:

@@ -17,8 +17,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class FakeOpenAI:
     def __init__(self, default: str = "hello from the fake server", prompt_tokens: int = 12,
-                 completion_tokens: int = 7):
+                 completion_tokens: int = 7, delay_s: float = 0.0, responder=None):
         self.default = default
+        self.delay_s = delay_s  # each reply waits this long (a model that takes time)
+        self.responder = responder  # request body -> reply, instead of the queue
+        self.keys: list[str] = []  # the API key of each request, in the order of `requests`
         self.usage = (prompt_tokens, completion_tokens)
         self.replies: deque = deque()
         self.requests: list[dict] = []
@@ -53,7 +56,10 @@ class FakeOpenAI:
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client was killed (crash tests)
+                    pass
 
             def do_GET(self):
                 if self.path.rstrip("/").endswith("/models"):
@@ -69,7 +75,10 @@ class FakeOpenAI:
                     return
                 with fake._lock:
                     fake.requests.append(body)
-                reply = fake._next()
+                    fake.keys.append(self.headers.get("authorization", "").removeprefix("Bearer "))
+                if fake.delay_s:
+                    time.sleep(fake.delay_s)
+                reply = fake.responder(body) if fake.responder else fake._next()
                 if isinstance(reply, int):
                     self._send(reply, {"error": {"message": f"fake error {reply}", "type": "server_error"}})
                     return

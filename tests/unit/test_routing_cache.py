@@ -155,3 +155,16 @@ def test_derived_state_is_stored_and_rebuilt_when_its_code_changes(url, monkeypa
         stale = build.routing_model(s, MINI_AGENTS)
     assert not stale._cache  # nothing from older code is reused...
     assert route(stale, query, RouteOptions()).model_dump(exclude={"created_at"}) == route_a  # ...it is rebuilt
+
+
+def test_a_save_removes_the_temp_files_of_writers_killed_mid_save(tmp_path):
+    folder = tmp_path / "db.routing"
+    folder.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan, unnamed = folder / f"{dead.pid}-abc.tmp", folder / "tmpxyz.tmp"
+    live = folder / f"{os.getpid()}-busy.tmp"  # a writer still saving: left alone
+    for p in (orphan, unnamed, live):
+        p.write_bytes(b"partial")
+    cache._prune(folder)
+    assert not orphan.exists() and not unnamed.exists() and live.exists()

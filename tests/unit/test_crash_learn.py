@@ -1,0 +1,111 @@
+"""Crash safety of learning: `skillorchestra learn` and the Learn page's worker process, SIGKILLed at random points
+and around the commit of the version, leave the database consistent with no trace of the run or all of it; the
+re-run (CLI) or `retry_run` (worker) makes exactly the version an uninterrupted run makes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+from support.crash import (
+    FORCED,
+    KillPoint,
+    Target,
+    campaign,
+    consistency,
+    fingerprint,
+    random_points,
+    summary,
+    timeline,
+)
+from support.learning import NAME, build_contrast
+
+from skillorchestra_core.db import dispose_engines, session
+from skillorchestra_core.learning import runs
+from skillorchestra_core.learning.pipeline import LearnOptions
+from skillorchestra_core.learning.run import run_learning
+
+PER_KIND = 400  # 800 queries x 3 agents: learning takes a few seconds
+
+
+def _base(url: str) -> None:
+    with session(url) as s:
+        build_contrast(s, per_kind=PER_KIND)
+        s.commit()
+    dispose_engines()
+
+
+def test_a_killed_learn_command_writes_all_or_nothing_and_reruns_to_the_same_version(tmp_path):
+    url = f"sqlite:///{tmp_path / 'base.db'}"
+    _base(url)
+    rng = np.random.default_rng(21)
+
+    def points(clean):
+        learning = random_points(rng, clean, 4, start="ready", end="commit-start")  # while it learns in memory
+        writing = [KillPoint("write+0", delay_s=0.0, after="write")]  # as it stores the version
+        return learning + writing + [KillPoint(at, at=at) for at in FORCED]
+
+    outcomes, clean = campaign(Target(url, tmp_path), lambda u: ["--db", u, "learn", NAME, "--ignore-task-labels",
+                                                                 "--json"], points, tmp_path / "events.log")
+    print(summary("learn (SQLite)", outcomes), "| clean run:", timeline(clean))
+    for o in outcomes:
+        print(f"  {o.point.label:<16} rc {o.run.returncode:>3} {o.state:<7} {timeline(o.run)}")
+        assert not o.problems and o.state in ("before", "after") and o.resumed, (o.point.label, o.state, o.problems)
+    learning = [o for o in outcomes if o.run.killed and o.run.reached("ready") and not o.run.reached("write")]
+    assert learning, "no kill landed while the run was learning"
+    by = {o.point.label: o for o in outcomes}
+    assert by["before-commit"].state == "before" and by["after-commit"].state == "after"
+    assert all(o.run.killed for o in outcomes if o.point.at)
+
+
+def _wait(db_url, run_id, statuses, timeout=240.0):
+    deadline = time.time() + timeout
+    run = runs.get_run(db_url, run_id)
+    while run.status not in statuses and time.time() < deadline:
+        time.sleep(0.05)
+        run = runs.get_run(db_url, run_id)
+    return run
+
+
+def _kill_worker(db_url, run_id, delay_s: float) -> bool:
+    """SIGKILL the run's worker `delay_s` after it started working; True when it died of the kill."""
+    run = _wait(db_url, run_id, ("running", "done", "failed"))
+    if run.status != "running":
+        return False
+    time.sleep(delay_s)
+    os.kill(run.pid, signal.SIGKILL)
+    _, status = os.waitpid(run.pid, 0)  # our grandchild's parent is us: start_run spawned it from this process
+    return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def test_a_killed_learning_worker_is_interrupted_and_its_retry_makes_the_clean_version(tmp_path):
+    target = Target(f"sqlite:///{tmp_path / 'base.db'}", tmp_path)
+    _base(target.url)
+    clean_url = target.fresh()
+    options = LearnOptions(task_labels=False)
+    t0 = time.monotonic()
+    run_learning(clean_url, NAME, options)
+    learn_s = time.monotonic() - t0
+    url = target.fresh()
+    before = fingerprint(url)
+    rng = np.random.default_rng(5)
+    run_id, killed = runs.start_run(url, NAME, options), 0
+    for _ in range(2):  # kill the run, then its retry
+        if not _kill_worker(url, run_id, float(rng.uniform(0.0, learn_s * 0.8))):
+            break
+        killed += 1
+        run = runs.get_run(url, run_id)
+        assert run.status == "interrupted" and run.version is None
+        assert consistency(url) == []
+        now = fingerprint(url)
+        assert {**now["counts"], "learning_run": 0} == {**before["counts"], "learning_run": 0}
+        assert now["versions"] == before["versions"]
+        run_id = runs.retry_run(url, run_id)
+    assert killed >= 1, "no kill landed while the worker was learning"
+    done = _wait(url, run_id, ("done", "failed", "cancelled"))
+    assert done.status == "done", done.error
+    assert fingerprint(url)["versions"] == fingerprint(clean_url)["versions"]  # same number, hash and parent
+    old = runs.get_run(url, 1)
+    assert old.status == "interrupted" and "retried as run 2" in old.error
