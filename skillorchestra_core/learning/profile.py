@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
 from sqlmodel import Session
 
-from skillorchestra_core.db.models import Query, Trajectory, VersionBatch
+from skillorchestra_core.evidence.batches import version_batches
 from skillorchestra_core.evidence.costs import mode_costs
+from skillorchestra_core.evidence.reader import OUTCOME_COLUMNS, empty_outcomes, read_outcomes  # noqa: F401
 from skillorchestra_core.handbook.content import HandbookContent
 from skillorchestra_core.handbook.store import LoadedVersion
 from skillorchestra_core.learning.competence import PriorConfig, competence_table
@@ -34,26 +34,9 @@ class VersionFrames:
         return f"learned from {n:,} {'+'.join(self.learn_splits)} quer{'y' if n == 1 else 'ies'}"
 
 
-OUTCOME_COLUMNS = ("trajectory_id", "query_id", "ext_id", "split", "task", "agent", "mode", "score", "prompt_tokens",
-                   "completion_tokens", "cost_usd", "latency_s", "path", "source")
-
-
 def load_outcomes(s: Session, version_id: int) -> pd.DataFrame:
-    """Every trajectory of the version's evidence batches, in id order."""
-    stmt = (
-        select(Trajectory.id.label("trajectory_id"), Trajectory.query_id, Query.ext_id, Query.split, Query.task,
-               Trajectory.agent, Trajectory.mode, Trajectory.score, Trajectory.prompt_tokens,
-               Trajectory.completion_tokens, Trajectory.cost_usd, Trajectory.latency_s, Trajectory.path,
-               Trajectory.source)
-        .join(Query, Query.id == Trajectory.query_id)
-        .join(VersionBatch, VersionBatch.batch_id == Trajectory.batch_id)
-        .where(VersionBatch.version_id == version_id)
-        .order_by(Trajectory.id)
-    )
-    df = pd.read_sql(stmt, s.connection())
-    for col in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "score"):
-        df[col] = df[col].astype(float)
-    return df
+    """Every trajectory of the version's evidence batches, in id order (OUTCOME_COLUMNS; see evidence.reader)."""
+    return read_outcomes(s.connection(), version_batches(s, version_id))
 
 
 def load_frames(s: Session, version: LoadedVersion, splits: tuple[str, ...] | None = None) -> VersionFrames:
@@ -67,7 +50,7 @@ def frames_from_content(c: HandbookContent, evidence: pd.DataFrame | None = None
                         splits: tuple[str, ...] | None = None) -> VersionFrames:
     """Frames of a content with the given evidence (none for a handbook file: imported counts only)."""
     if evidence is None:
-        evidence = pd.DataFrame(columns=list(OUTCOME_COLUMNS)).astype({"score": float, "query_id": int})
+        evidence = empty_outcomes()
     learn = tuple(splits or c.learn_splits)
     outcomes = evidence[evidence["split"].isin(learn)].reset_index(drop=True)
     attributions = pd.DataFrame(

@@ -1,5 +1,6 @@
 """Large synthetic evidence for benchmarks, written straight into the tables (Core executemany), not through the
-importers: N queries x A agents trajectories, one task skill per query, and one version that sees them all."""
+importers: N queries x A agents trajectories, one task skill per query, all in one evidence batch, and one version
+that lists that batch (a version sees exactly the trajectories of its batches, as after an import)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from sqlalchemy import func, select
 
 from skillorchestra_core.db import session
 from skillorchestra_core.db.models import Query, Trajectory, utcnow
+from skillorchestra_core.evidence.batches import new_batch
 from skillorchestra_core.handbook.content import AgentSpec, HandbookContent, SkillSpec
 from skillorchestra_core.handbook.store import commit_version, get_or_create_handbook
 
@@ -35,14 +37,17 @@ def build_synthetic_evidence(url: str, name: str, n_trajectories: int, *, n_agen
         now = utcnow()
         agents = [f"agent-{a:02d}" for a in range(n_agents)]
         prices = rng.uniform(0.05, 5.0, n_agents)
+        wins = rng.random((n_queries, n_agents)) < rate[:, task].T
+        batch = new_batch(s, hb.id, "synthetic", [  # DIGEST_FIELDS order
+            (f"q{q}", agents[a], "answer", "import", float(wins[q, a]), 100 + q % 50, 50 + a, None, None)
+            for q in range(n_queries) for a in range(n_agents)])
         for lo in range(0, n_queries, CHUNK // n_agents):
             hi = min(lo + CHUNK // n_agents, n_queries)
-            wins = rng.random((hi - lo, n_agents)) < rate[:, task[lo:hi]].T
             conn.execute(Trajectory.__table__.insert(), [
                 {"handbook_id": hb.id, "query_id": int(qids[q]), "agent": agents[a], "mode": "answer",
-                 "score": float(wins[q - lo, a]), "prompt_tokens": 100 + q % 50, "completion_tokens": 50 + a,
+                 "score": float(wins[q, a]), "prompt_tokens": 100 + q % 50, "completion_tokens": 50 + a,
                  "cost_usd": None, "latency_s": None, "response": None, "source": "import", "path": None,
-                 "created_at": now}
+                 "created_at": now, "batch_id": batch}
                 for q in range(lo, hi) for a in range(n_agents)])
         content = HandbookContent()
         content.add_mode("answer")
@@ -54,6 +59,7 @@ def build_synthetic_evidence(url: str, name: str, n_trajectories: int, *, n_agen
             content.skills[key] = SkillSpec(key, "answer", f"task-{k}", f"Queries about topic {k}.",
                                             [f"topic{k}"], [f"synthetic question on topic {k}"])
         content.attributions = {(int(q), "answer", f"answer.task_{t}"): (1.0, "label") for q, t in zip(qids, task)}
+        content.evidence_batches = [batch]
         content.evidence_watermark = s.execute(select(func.max(Trajectory.id))).scalar_one()
         commit_version(s, hb, content, author="bench", message="synthetic evidence")
         s.commit()

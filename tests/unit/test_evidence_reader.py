@@ -1,0 +1,49 @@
+"""The column reader returns exactly what the former joined ORM query returned (the oracle, kept here)."""
+
+import pandas as pd
+import pytest
+from sqlalchemy import select
+
+from skillorchestra_core.db import session
+from skillorchestra_core.db.models import Query, Trajectory, VersionBatch
+from skillorchestra_core.evidence.reader import OUTCOME_COLUMNS, read_outcomes
+from skillorchestra_core.handbook.store import load_version
+from skillorchestra_core.learning import profile
+
+
+def _joined(s, version_id: int) -> pd.DataFrame:
+    """The former reader: one joined row per trajectory, through pandas.read_sql."""
+    stmt = (select(Trajectory.id.label("trajectory_id"), Trajectory.query_id, Query.ext_id, Query.split, Query.task,
+                   Trajectory.agent, Trajectory.mode, Trajectory.score, Trajectory.prompt_tokens,
+                   Trajectory.completion_tokens, Trajectory.cost_usd, Trajectory.latency_s, Trajectory.path,
+                   Trajectory.source)
+            .join(Query, Query.id == Trajectory.query_id)
+            .join(VersionBatch, VersionBatch.batch_id == Trajectory.batch_id)
+            .where(VersionBatch.version_id == version_id).order_by(Trajectory.id))
+    df = pd.read_sql(stmt, s.connection())
+    for col in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s", "score"):
+        df[col] = df[col].astype(float)
+    return df
+
+
+@pytest.mark.parametrize("name", ["demo-qa", "demo-agents"])
+def test_the_reader_equals_the_joined_query(demo_db_url, name):
+    with session(demo_db_url) as s:
+        version_id = load_version(s, name).version_id
+        expected = _joined(s, version_id)
+        got = profile.load_outcomes(s, version_id)
+    assert len(got) > 0 and list(got.columns) == list(OUTCOME_COLUMNS)
+    pd.testing.assert_frame_equal(got, expected)
+
+
+def test_multi_mode_evidence_keeps_its_agents_modes_and_paths(demo_db_url):
+    with session(demo_db_url) as s:
+        got = profile.load_outcomes(s, load_version(s, "demo-agents").version_id)
+    assert got["mode"].nunique() > 1 and got["agent"].nunique() > 1
+    assert got["trajectory_id"].is_monotonic_increasing
+
+
+def test_no_batches_read_nothing(demo_db_url):
+    with session(demo_db_url) as s:
+        got = read_outcomes(s.connection(), [])
+    assert got.empty and list(got.columns) == list(OUTCOME_COLUMNS)
