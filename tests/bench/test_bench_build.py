@@ -79,7 +79,7 @@ def test_bench_routing_model_build(tmp_path, n, capsys, bench_report):
     legacy = None
     if n <= 100_000:  # the former per-row index: ~80% of the former build
         t0 = time.perf_counter()
-        old = per_row_outcomes(frames.outcomes, frames.agents)
+        old = per_row_outcomes(frames.evidence, frames.agents)
         legacy = time.perf_counter() - t0
         assert len(old) == len(model.evidence)
     index_s = stages["queries, neighbours, evidence index"]
