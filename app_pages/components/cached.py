@@ -6,7 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages.components.context import open_session
-from skillorchestra_core.handbook.overview import VersionOverview, version_overview
+from app_pages.components.graph_data import base_data
+from skillorchestra_core.handbook.overview import VersionOverview, overview_of
 from skillorchestra_core.handbook.revision import data_revision
 from skillorchestra_core.handbook.store import HandbookSummary, summarise_handbooks
 from skillorchestra_core.settings import get_settings
@@ -25,8 +26,9 @@ def _summaries(url: str, stamp: tuple) -> list[HandbookSummary]:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _overview(url: str, handbook: str, version: int, stamp: tuple) -> VersionOverview:
+    data = base_data(handbook, version)  # the evidence the Graph and Posteriors read too, loaded once
     with open_session() as s:
-        return version_overview(s, handbook, version)
+        return overview_of(s, data.loaded, data.frames)
 
 
 def summaries() -> list[HandbookSummary]:

@@ -28,13 +28,21 @@ def default_prior() -> PriorConfig:
     return PriorConfig(settings.prior, settings.prior_strength)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+# Resources, not data: a version's frames are read-only and can hold 1M evidence rows, which st.cache_data would
+# unpickle on every hit (3.4 s per Graph visit at 1M rows); one shared copy serves every page and session.
+@st.cache_resource(max_entries=8, show_spinner=False)
 def _base_data(url: str, handbook: str, version: int) -> VersionData:
     with session(url) as s:
         return load_version_data(s, handbook, version, default_prior(), 0.95)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+def base_data(handbook: str, version: int) -> VersionData:
+    """The version's evidence and posteriors under the default prior, loaded once per server (Overview, Graph and
+    Posteriors share it)."""
+    return _base_data(db_url(), handbook, version)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
 def version_data(url: str, handbook: str, version: int, prior_kind: str, strength: float,
                  level: float) -> VersionData:
     return with_level(_base_data(url, handbook, version), level, PriorConfig(prior_kind, strength))
@@ -43,7 +51,7 @@ def version_data(url: str, handbook: str, version: int, prior_kind: str, strengt
 @st.cache_resource(max_entries=8, show_spinner=False)
 def full_graph(url: str, handbook: str, version: int, prior_kind: str, strength: float) -> nx.DiGraph:
     """Shared read-only graph of a version (filters copy what they draw, nothing mutates it)."""
-    return version_graph(version_data(url, handbook, version, prior_kind, strength, 0.95))
+    return version_graph(version_data(url, handbook, version, prior_kind, strength, 0.95), with_edges=False)
 
 
 def selected_data(prior: PriorConfig | None = None, level: float = 0.95) -> VersionData | None:

@@ -84,8 +84,12 @@ def _depths(parents: dict[str, str | None]) -> dict[str, int]:
 
 
 def build_graph(content: HandbookContent, competence: pd.DataFrame,
-                queries_per_skill: dict[str, int] | None = None) -> nx.DiGraph:
-    """The full graph of a version. `competence`: the table of `learning.profile.competence` for that version."""
+                queries_per_skill: dict[str, int] | None = None, with_edges: bool = True) -> nx.DiGraph:
+    """The full graph of a version. `competence`: the table of `learning.profile.competence` for that version.
+
+    The competence posteriors are also kept as one frame in ``g.graph["competence"]`` (see `competence_frame`),
+    which the filters read; `with_edges=False` leaves the (skill, agent) edges out of the graph itself: a
+    5,000-skill x 20-agent version has 100k of them, and building them as networkx edges took seconds."""
     g = nx.DiGraph()
     parents = skill_parents(content.skills)
     depths = _depths(parents)
@@ -112,35 +116,59 @@ def build_graph(content: HandbookContent, competence: pd.DataFrame,
         models.setdefault(name, agent.model)
     for name, modes in agent_modes.items():
         g.add_node(agent_id(name), kind=AGENT, label=name, modes=tuple(modes), model=models[name])
-    _add_competence_edges(g, competence)
+    frame = _competence_frame(g, competence)
+    g.graph["competence"] = frame
+    for node, n in frame.groupby("s_id")["n"].max().items():
+        g.nodes[node]["n"] = max(g.nodes[node]["n"], float(n))
+    if with_edges:
+        g.add_edges_from((u, v, attrs) for u, v, attrs in edge_records(frame))
     return g
 
 
-def _add_competence_edges(g: nx.DiGraph, competence: pd.DataFrame) -> None:
-    """One edge per (skill, agent) posterior; built from whole columns (100k edges at 5,000 skills x 20 agents)."""
+EDGE_COLUMNS = ["s_id", "a_id", "mean", "ci_low", "ci_high", "n", "n_imported", "empirical_rate", "basis", "mode"]
+
+
+def _competence_frame(g: nx.DiGraph, competence: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per (skill node, agent node) of the graph with the edge attributes, in whole columns."""
     if competence is None or competence.empty:
-        return
+        return pd.DataFrame(columns=EDGE_COLUMNS).astype({c: float for c in EDGE_COLUMNS[2:8]})
     comp = competence.assign(s_id=SKILL + ":" + competence["skill"].astype(str),
                              a_id=AGENT + ":" + competence["agent"].astype(str))
-    comp = comp[comp["s_id"].isin(list(g.nodes)) & comp["a_id"].isin(list(g.nodes))]
-    if comp.empty:
-        return
-    emp = comp["empirical_rate"].astype(float).to_numpy()
-    cols = {c: comp[c].astype(float).tolist() for c in ("mean", "ci_low", "ci_high", "n", "n_imported")}
-    rows = zip(comp["s_id"].tolist(), comp["a_id"].tolist(), cols["mean"], cols["ci_low"], cols["ci_high"],
-               cols["n"], cols["n_imported"], [None if x != x else float(x) for x in emp],
-               comp["basis"].astype(str).tolist(), comp["mode"].tolist())
-    g.add_edges_from((u, v, {"kind": COMPETENCE, "weight": m, "mean": m, "ci_low": lo, "ci_high": hi, "n": n,
-                             "n_imported": ni, "empirical_rate": e, "basis": b, "mode": mode})
-                     for u, v, m, lo, hi, n, ni, e, b, mode in rows)
-    for node, n in comp.groupby("s_id")["n"].max().items():
-        g.nodes[node]["n"] = max(g.nodes[node]["n"], float(n))
+    nodes = set(g.nodes)
+    comp = comp[comp["s_id"].isin(nodes) & comp["a_id"].isin(nodes)]
+    out = comp[EDGE_COLUMNS].reset_index(drop=True)
+    for col in EDGE_COLUMNS[2:8]:
+        out[col] = out[col].astype(float)
+    out["basis"] = out["basis"].astype(str)
+    return out
+
+
+def competence_frame(g: nx.DiGraph) -> pd.DataFrame:
+    """The graph's competence rows (EDGE_COLUMNS): the frame `build_graph` kept, else read from its edges."""
+    frame = g.graph.get("competence")
+    if frame is not None:
+        return frame
+    rows = [(u, v, d["mean"], d["ci_low"], d["ci_high"], d["n"], d["n_imported"], d["empirical_rate"], d["basis"],
+             d["mode"]) for u, v, d in g.edges(data=True) if d.get("kind") == COMPETENCE]
+    return pd.DataFrame(rows, columns=EDGE_COLUMNS)
+
+
+def edge_records(frame: pd.DataFrame):
+    """(skill node, agent node, edge attributes) per competence row; a NaN empirical rate becomes None."""
+    emp = [None if x != x else float(x) for x in frame["empirical_rate"].tolist()]
+    rows = zip(frame["s_id"].tolist(), frame["a_id"].tolist(), frame["mean"].tolist(), frame["ci_low"].tolist(),
+               frame["ci_high"].tolist(), frame["n"].tolist(), frame["n_imported"].tolist(), emp,
+               frame["basis"].tolist(), frame["mode"].tolist())
+    for u, v, m, lo, hi, n, ni, e, b, mode in rows:
+        yield u, v, {"kind": COMPETENCE, "weight": m, "mean": m, "ci_low": lo, "ci_high": hi, "n": n,
+                     "n_imported": ni, "empirical_rate": e, "basis": b, "mode": mode}
 
 
 def competence_edges(g: nx.DiGraph, node: str) -> list[tuple[str, str, dict]]:
-    """Competence edges touching a skill or an agent node."""
-    edges = g.out_edges(node, data=True) if g.nodes[node]["kind"] == SKILL else g.in_edges(node, data=True)
-    return [(u, v, d) for u, v, d in edges if d.get("kind") == COMPETENCE]
+    """Competence edges touching a skill or an agent node (also when the graph was built without them)."""
+    frame = competence_frame(g)
+    column = "s_id" if g.nodes[node]["kind"] == SKILL else "a_id"
+    return list(edge_records(frame[frame[column] == node]))
 
 
 def skill_subtree(g: nx.DiGraph, node: str) -> set[str]:

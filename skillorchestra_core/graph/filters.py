@@ -9,11 +9,12 @@ import networkx as nx
 
 from skillorchestra_core.graph.build import (
     AGENT,
-    COMPETENCE,
     MODE,
     SKILL,
     TREE,
     ancestors,
+    competence_frame,
+    edge_records,
     mode_id,
     skill_id,
     skill_subtree,
@@ -122,27 +123,26 @@ def _visible_skills(g: nx.DiGraph, skills: set[str], forced: set[str], base: int
 
 def default_top_k(g: nx.DiGraph) -> int | None:
     """Every agent's edges by default; a graph with more than AUTO_THIN_EDGES competence edges starts thinned."""
-    edges = sum(1 for _, _, d in g.edges(data=True) if d["kind"] == COMPETENCE)
-    return 3 if edges > AUTO_THIN_EDGES else None
+    return 3 if len(competence_frame(g)) > AUTO_THIN_EDGES else None
 
 
 def _chosen_edges(g: nx.DiGraph, skills: set[str], agents: set[str], f: GraphFilter):
     """(edges to draw, hidden by min n, hidden by top-k). A parent's posterior summarises its subtree, so by
-    default only the shown leaves (skills whose children are all hidden) get edges: no doubled lines."""
+    default only the shown leaves (skills whose children are all hidden) get edges: no doubled lines. Chosen on
+    the competence frame in whole columns (the full graph may hold 100k posteriors)."""
     if f.edges_from == "leaves":
         skills = {n for n in skills
                   if not any(d["kind"] == TREE and v in skills for _, v, d in g.out_edges(n, data=True))}
-    chosen, by_n, by_k = [], 0, 0
-    for node in sorted(skills):
-        edges = [(u, v, d) for u, v, d in g.out_edges(node, data=True) if d["kind"] == COMPETENCE and v in agents]
-        kept = [e for e in edges if e[2]["n"] >= f.min_evidence]
-        kept.sort(key=lambda e: (-e[2]["mean"], -e[2]["n"], e[1]))
-        by_n += len(edges) - len(kept)
-        if f.top_k:
-            by_k += max(len(kept) - f.top_k, 0)
-            kept = kept[: f.top_k]
-        chosen.extend(kept)
-    return chosen, by_n, by_k
+    frame = competence_frame(g)
+    rows = frame[frame["s_id"].isin(skills) & frame["a_id"].isin(agents)]
+    kept = rows[rows["n"] >= f.min_evidence]
+    by_n = len(rows) - len(kept)
+    kept = kept.sort_values(["s_id", "mean", "n", "a_id"], ascending=[True, False, False, True], kind="stable")
+    by_k = 0
+    if f.top_k:
+        best = kept.groupby("s_id", sort=False).head(f.top_k)
+        by_k, kept = len(kept) - len(best), best
+    return list(edge_records(kept)), by_n, by_k
 
 
 def apply_filter(g: nx.DiGraph, f: GraphFilter = GraphFilter()) -> GraphView:

@@ -56,5 +56,7 @@ def queries_per_skill(frames: profile.VersionFrames) -> dict[str, int]:
     return rolled.groupby("target")["query_id"].nunique().astype(int).to_dict()
 
 
-def version_graph(data: VersionData) -> nx.DiGraph:
-    return build_graph(data.loaded.content, data.competence, queries_per_skill(data.frames))
+def version_graph(data: VersionData, with_edges: bool = True) -> nx.DiGraph:
+    """The version's graph; `with_edges=False` keeps the posteriors as a frame only (what the Graph page draws
+    from: its filters pick the few edges to show)."""
+    return build_graph(data.loaded.content, data.competence, queries_per_skill(data.frames), with_edges=with_edges)

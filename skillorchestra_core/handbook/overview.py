@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 from sqlmodel import Session
 
-from skillorchestra_core.handbook.store import get_version, list_versions, load_version
+from skillorchestra_core.handbook.store import LoadedVersion, get_version, list_versions, load_version
 from skillorchestra_core.learning import profile
 from skillorchestra_core.learning.competence import PriorConfig
 
@@ -29,8 +29,13 @@ class VersionOverview:
 
 def version_overview(s: Session, name: str, number: int | None = None) -> VersionOverview:
     loaded = load_version(s, name, number)
+    return overview_of(s, loaded, profile.load_frames(s, loaded))
+
+
+def overview_of(s: Session, loaded: LoadedVersion, frames: profile.VersionFrames) -> VersionOverview:
+    """The overview of a version already loaded (the app shares one load of a version's evidence between pages)."""
+    name = loaded.handbook_name
     row = get_version(s, name, loaded.number)
-    frames = profile.load_frames(s, loaded)
     c = loaded.content
     counts: dict[str, int | str] = {
         "Queries": int(frames.evidence["query_id"].nunique()),

@@ -59,3 +59,19 @@ def test_a_second_visit_reads_no_outcome_again(app_db, app_path, monkeypatch):
         assert not again.exception
     assert len(calls) == 1
     assert {m.label: m.value for m in again.metric}["Agents"] == "6"
+
+
+def test_the_graph_after_the_overview_reads_no_outcome_again(app_db, app_path, monkeypatch):
+    """One load of a version's evidence per server: the Overview, Graph and Posteriors share it."""
+    from skillorchestra_core.learning import profile
+
+    calls = []
+    real = profile.load_frames
+    monkeypatch.setattr(profile, "load_frames", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = AppTest.from_file(app_path, default_timeout=60)
+    at.query_params["handbook"] = "demo-qa"
+    at.run()
+    for page in ("app_pages/graph.py", "app_pages/posteriors.py"):
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+    assert len(calls) == 1

@@ -41,6 +41,11 @@ PAGES = {
     "Playground": "/playground?handbook=demo-qa",
     "Playground result link": f"/playground?handbook=demo-qa&q={quote(QUESTION)}",
     "Decisions": "/decisions?handbook=demo-qa",
+    "Learn": "/learn?handbook=demo-qa",
+    "Review queue": "/review?handbook=demo-qa",
+    "Version history": "/history?handbook=demo-qa",
+    "Audit log": "/audit?handbook=demo-qa",
+    "Pareto": "/pareto?handbook=demo-qa",
 }
 
 

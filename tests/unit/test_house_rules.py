@@ -60,3 +60,14 @@ def test_app_uses_only_public_streamlit_modules():
                  if m.startswith("streamlit.") and m.split(".")[1] in ("runtime", "web", "elements", "delta_generator")
                  or m == "runpy"]
     assert offenders == []
+
+
+def test_the_browser_benchmarks_time_every_registered_page():
+    """The load budget covers every page: each url_path registered in app.py is visited by the draw benchmark."""
+    url_paths = [kw.value.value for node in ast.walk(ast.parse((APP_ROOT / "app.py").read_text()))
+                 if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"
+                 for kw in node.keywords if kw.arg == "url_path"]
+    bench = (APP_ROOT / "tests" / "bench" / "test_bench_page_draw.py").read_text()
+    assert len(url_paths) >= 8
+    assert [p for p in url_paths if f'"/{p}?' not in bench] == []
+    assert '"/?handbook=' in bench  # the default page (no url_path)
