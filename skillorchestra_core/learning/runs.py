@@ -22,6 +22,7 @@ from skillorchestra_core.db.models import LearningRun, utcnow
 from skillorchestra_core.errors import NotFound, StudioError
 from skillorchestra_core.handbook.store import get_version
 from skillorchestra_core.learning.pipeline import STAGES, LearnOptions
+from skillorchestra_core.processes import alive
 
 HEARTBEAT_S = 5.0  # the worker touches its row this often
 STALE_S = 120.0  # a queued or running row untouched this long has no live worker (a kill, a reboot, another host)
@@ -68,7 +69,7 @@ def get_run(db_url: str | None, run_id: int) -> LearningRun:
         if run is None:
             raise NotFound(f"no learning run with id {run_id}")
         s.expunge(run)
-    if run.status in ("queued", "running") and (run.pid and not _alive(run.pid) or _stale(run.updated_at)):
+    if run.status in ("queued", "running") and (run.pid and not alive(run.pid) or _stale(run.updated_at)):
         run.status, run.error = "interrupted", "the worker process is gone; no version was written"
     return run
 
@@ -110,16 +111,3 @@ def cancel_requested(db_url: str | None, run_id: int) -> bool:
     with Session(get_engine(db_url)) as s:
         return bool(s.exec(select(LearningRun.cancel_requested).where(LearningRun.id == run_id)).first())
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a finished child not yet reaped is a zombie: gone for our purposes
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[-1][:1] != "Z"
-    except OSError:
-        return True

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from skillorchestra_core.handbook.content import SkillSpec
+from skillorchestra_core.processes import alive
 from skillorchestra_core.routing import cache_state
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel
@@ -99,19 +100,8 @@ def _prune(folder: Path) -> None:
         old.unlink(missing_ok=True)
     for tmp in folder.glob("*.tmp"):  # a writer killed mid-save (SIGKILL skips its cleanup) leaves its temp file
         pid = tmp.name.split("-", 1)[0]
-        if not pid.isdigit() or not _alive(int(pid)):
+        if not pid.isdigit() or not alive(int(pid)):
             tmp.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    """Whether process `pid` runs on this machine (the cache folder sits beside a local SQLite file)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _check_fields() -> None:
