@@ -1,3 +1,4 @@
+import pytest
 from streamlit.testing.v1 import AppTest
 
 
@@ -42,36 +43,37 @@ def test_overview_on_an_empty_database(monkeypatch, tmp_path, app_path):
     st.cache_resource.clear()
 
 
-def test_a_second_visit_reads_no_outcome_again(app_db, app_path, monkeypatch):
+@pytest.fixture
+def frame_loads(monkeypatch):
+    """Counts the reads of a version's evidence (profile.load_frames), the cost a cache must save."""
     from skillorchestra_core.learning import profile
 
-    calls = []
+    calls: list[int] = []
     real = profile.load_frames
     monkeypatch.setattr(profile, "load_frames", lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_a_second_visit_reads_no_outcome_again(app_db, app_path, frame_loads):
     first = AppTest.from_file(app_path, default_timeout=60)
     first.query_params["handbook"] = "demo-qa"
     first.run()
-    assert not first.exception and len(calls) == 1
+    assert not first.exception and len(frame_loads) == 1
     for _ in range(2):  # later visits, other sessions: served from the per-version cache
         again = AppTest.from_file(app_path, default_timeout=60)
         again.query_params["handbook"] = "demo-qa"
         again.run()
         assert not again.exception
-    assert len(calls) == 1
+    assert len(frame_loads) == 1
     assert {m.label: m.value for m in again.metric}["Agents"] == "6"
 
 
-def test_the_graph_after_the_overview_reads_no_outcome_again(app_db, app_path, monkeypatch):
+def test_the_graph_after_the_overview_reads_no_outcome_again(app_db, app_path, frame_loads):
     """One load of a version's evidence per server: the Overview, Graph and Posteriors share it."""
-    from skillorchestra_core.learning import profile
-
-    calls = []
-    real = profile.load_frames
-    monkeypatch.setattr(profile, "load_frames", lambda *a, **k: calls.append(1) or real(*a, **k))
     at = AppTest.from_file(app_path, default_timeout=60)
     at.query_params["handbook"] = "demo-qa"
     at.run()
     for page in ("app_pages/graph.py", "app_pages/posteriors.py"):
         at.switch_page(page).run()
         assert not at.exception, at.exception
-    assert len(calls) == 1
+    assert len(frame_loads) == 1
