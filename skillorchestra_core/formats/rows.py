@@ -28,6 +28,10 @@ _MODE_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 class MalformedFile(StudioError):
     """The file as a whole cannot be read (missing, empty, not UTF-8, bad JSON, missing columns, ...)."""
 
+    def __init__(self, message: str) -> None:
+        # One line whatever the file holds: a column name may carry line breaks of its own.
+        super().__init__(" ".join(message.split()))
+
 
 @dataclass(frozen=True)
 class RowIssue(BadRow):
