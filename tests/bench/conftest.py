@@ -11,7 +11,8 @@ from support.bench_report import BenchReport
 
 REPORT = Path(__file__).resolve().parents[2] / "BENCHMARKS.md"
 NOTE = ("The committed figures were taken on a shared 2-core machine with other work running at the same time, so "
-        "absolute times are noisy and pessimistic; each ratio compares two measurements of the same run.")
+        "absolute times are noisy and pessimistic; each ratio compares two measurements of the same run. The "
+        "*Measured* cell gives the 1-minute load average at the time (2 cores: above 2 means work was queued).")
 
 
 @pytest.fixture(scope="session")

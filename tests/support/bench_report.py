@@ -7,6 +7,7 @@ file, one parametrisation) replaces only the rows it measured and keeps the othe
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -48,6 +49,7 @@ class Row:
     baseline_label: str = ""
     higher_is_better: bool = False
     measured: str = ""
+    why: str = ""
 
     def ratio(self) -> float | None:
         if self.baseline is None or not self.value or not self.baseline:
@@ -61,8 +63,16 @@ class Row:
             base = f"{_number(self.baseline)} {self.unit}{label}"
         ratio = self.ratio()
         met = "" if self.met is None else ("yes" if self.met else "**no**")
+        if self.met is False and self.why:
+            met += f": {self.why}"
         return tuple(_cell(c) for c in (self.figure, f"{_number(self.value)} {self.unit}", self.target, met, base,
                                         "" if ratio is None else f"{ratio:.2f}x", self.measured))
+
+
+def _stamp() -> str:
+    """When, and how busy the machine was: absolute times on a shared 2-core machine mean little without it."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{stamp}, load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else stamp
 
 
 class BenchReport:
@@ -72,15 +82,16 @@ class BenchReport:
         self.rows: dict[str, Row] = {}
 
     def __call__(self, figure: str, value: float, unit: str, *, target: str = "", met: bool | None = None,
-                 baseline: float | None = None, baseline_label: str = "", higher_is_better: bool = False) -> None:
+                 baseline: float | None = None, baseline_label: str = "", higher_is_better: bool = False,
+                 why: str = "") -> None:
+        """Record one figure; `why` says why a target is not met (shown only when it is not)."""
         value = float(value)
         if not figure.strip():
             raise ValueError("a benchmark figure needs a name")
         if not math.isfinite(value):
             raise ValueError(f"benchmark figure {figure!r} is not a finite number: {value}")
         self.rows[figure] = Row(figure, value, unit, target, met, None if baseline is None else float(baseline),
-                                baseline_label, higher_is_better,
-                                datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+                                baseline_label, higher_is_better, _stamp(), why)
 
     def write(self, path: Path, note: str = "") -> None:
         """Merge this run's rows into the table at `path` (created when missing), keeping the others."""

@@ -40,3 +40,12 @@ def test_a_partial_run_replaces_only_its_rows(tmp_path):
 def test_a_bad_figure_is_refused(name, value):
     with pytest.raises(ValueError, match="benchmark figure"):
         BenchReport()(name, value, "s")
+
+
+def test_a_missed_target_says_why_and_every_row_says_how_busy_the_machine_was():
+    r = BenchReport()
+    r("slow", 9.0, "s", target="< 5 s", met=False, why="reading evidence dominates")
+    r("fast", 1.0, "s", target="< 5 s", met=True, why="ignored when met")
+    assert r.rows["slow"].cells()[3] == "**no**: reading evidence dominates"
+    assert r.rows["fast"].cells()[3] == "yes"
+    assert ", load " in r.rows["slow"].cells()[6]
