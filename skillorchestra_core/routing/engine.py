@@ -54,11 +54,12 @@ class RouteOptions:
         return get_router(self.router)
 
 
-def _candidates(d: DecisionInput, scores, ranks) -> list[dict]:
+def _candidates(d: DecisionInput, scores, ranks: list[int]) -> list[dict]:
+    """The candidate records as plain dicts, keys in Candidate's field order (the JSON of an unread step is made
+    from them directly)."""
     t, idx, keys = d.table, d.idx, d.skill_keys
     w = d.weights.tolist()
-    cols = {name: getattr(t, name)[:, idx].tolist() for name in ("mean", "ci_low", "ci_high", "alpha", "beta", "n")}
-    emp = t.empirical[:, idx].tolist()
+    facts = t.skill_facts()[:, :, idx].tolist()  # (7, A, S): mean, ci_low, ci_high, alpha, beta, n, empirical
     if len(idx):
         lo, hi = (t.ci_low[:, idx] @ d.weights).tolist(), (t.ci_high[:, idx] @ d.weights).tolist()
     else:
@@ -67,29 +68,30 @@ def _candidates(d: DecisionInput, scores, ranks) -> list[dict]:
     mode_cost, calls = t.cost.tolist(), d.cost_calls.tolist()
     score = [None] * len(c) if scores is None else [  # -inf (e.g. no recorded outcome) is stored as None
         x if math.isfinite(x) else None for x in np.asarray(scores, float).tolist()]
-    rank = ranks.tolist()
     out = []
-    for i, agent in enumerate(t.agents):
-        mean, cl, ch, al, be, n, em = (cols["mean"][i], cols["ci_low"][i], cols["ci_high"][i], cols["alpha"][i],
-                                       cols["beta"][i], cols["n"][i], emp[i])
+    for i, (agent, *f) in enumerate(zip(t.agents, *facts)):
         contribs = [{
-            "skill": key, "weight": w[j], "mean": mean[j], "ci_low": cl[j], "ci_high": ch[j], "alpha": al[j],
-            "beta": be[j], "n": n[j], "empirical_rate": em[j] if n[j] > 0 else None, "contribution": w[j] * mean[j]}
-            for j, key in enumerate(keys)]
+            "skill": key, "weight": wj, "mean": mj, "ci_low": lj, "ci_high": hj, "alpha": aj, "beta": bj, "n": nj,
+            "empirical_rate": ej if nj > 0 else None, "contribution": wj * mj}
+            for key, wj, mj, lj, hj, aj, bj, nj, ej in zip(keys, w, *f)]
+        ci = c[i]
         out.append({
-            "agent": agent, "model": t.models[i], "mean": c[i], "ci_low": lo[i], "ci_high": hi[i],
-            "contributions": contribs, "cost": cost[i], "cost_source": t.cost_source[i], "cost_norm": k[i],
-            "mode_cost": mode_cost[i], "cost_calls": calls[i],
-            "penalty": c[i] - util[i], "utility": util[i], "score": score[i], "rank": rank[i]})
+            "agent": agent, "model": t.models[i], "mean": ci, "ci_low": lo[i], "ci_high": hi[i],
+            "contributions": contribs, "cost": cost[i], "cost_source": t.cost_source[i], "mode_cost": mode_cost[i],
+            "cost_calls": calls[i], "cost_norm": k[i], "penalty": ci - util[i], "utility": util[i],
+            "score": score[i], "rank": ranks[i]})
     return out
 
 
-def _ranks(ranking: np.ndarray, tie_rank: np.ndarray, chosen: int, runner: int | None) -> np.ndarray:
+def _ranks(ranking: np.ndarray, tie_rank: np.ndarray, chosen: int, runner: int | None) -> list[int]:
     """Display order: the chosen agent, the runner-up, then by score (ties by cost, then name)."""
-    order = np.lexsort((tie_rank, -np.round(np.nan_to_num(ranking, neginf=-1e12, posinf=1e12), 9)))
-    order = [chosen] + ([runner] if runner is not None else []) + [i for i in order if i not in (chosen, runner)]
-    ranks = np.empty(len(order), int)
-    ranks[order] = np.arange(len(order))
+    key = (-np.round(np.nan_to_num(ranking, neginf=-1e12, posinf=1e12), 9)).tolist()
+    tr = tie_rank.tolist()
+    order = sorted(range(len(key)), key=lambda i: (key[i], tr[i]))  # tie ranks are distinct: a total order
+    order = [chosen] + ([runner] if runner is not None else []) + [i for i in order if i != chosen and i != runner]
+    ranks = [0] * len(order)
+    for r, i in enumerate(order):
+        ranks[i] = r
     return ranks
 
 

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Literal, Optional
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic_core import to_json
 
 TRACE_FORMAT = 1
 
@@ -165,7 +166,28 @@ class StepTrace(BaseModel):
         return super(StepTrace, self.materialise()).model_dump(**kwargs)
 
     def model_dump_json(self, **kwargs) -> str:
+        plain = self.plain() if set(kwargs) <= _PLAIN_JSON_ARGS else None
+        if plain is not None:
+            return to_json(plain, indent=kwargs.get("indent"), inf_nan_mode="null").decode()
         return super(StepTrace, self.materialise()).model_dump_json(**kwargs)
+
+    def plain(self) -> dict[str, Any] | None:
+        """While the candidate records are unbuilt: this step as plain data (key order STEP_KEY_ORDER) with the
+        engine's candidate dicts as they are, so its JSON skips building ~100 models only to serialise them (the
+        same JSON: tests/unit/test_trace_fast_path.py); None once they are built."""
+        pending = self._pending
+        build = pending.get("candidates") if pending else None
+        if build is None or not hasattr(build, "rows") or "candidates" in self.__dict__:
+            return None
+        fields = self.__dict__
+        for name, make in pending.items():  # the other lazy parts are cheap: built for good
+            if name != "candidates" and name not in fields:
+                fields[name] = make()
+                self.model_fields_set.add(name)
+        data = super().model_dump(exclude={"candidates"})
+        out = {k: data[k] for k in STEP_KEY_ORDER if k in data}
+        out["candidates"] = build.rows()
+        return out
 
     def model_copy(self, **kwargs) -> "StepTrace":
         return super(StepTrace, self.materialise()).model_copy(**kwargs)
@@ -191,6 +213,7 @@ class StepTrace(BaseModel):
 
 # The stored and printed key order of a step: the fields in declaration order, the candidate records last.
 STEP_KEY_ORDER = tuple(k for k in StepTrace.model_fields if k != "candidates") + ("candidates",)
+_PLAIN_JSON_ARGS = frozenset({"indent", "by_alias"})  # dumps the plain-data JSON gives exactly (no field aliases)
 
 
 class RouteTrace(BaseModel):
@@ -231,6 +254,16 @@ class RouteTrace(BaseModel):
         return super(RouteTrace, self.materialise()).model_dump(**kwargs)
 
     def model_dump_json(self, **kwargs) -> str:
+        if set(kwargs) <= _PLAIN_JSON_ARGS and any(s.plain() is not None for s in self.steps[:1]):
+            # Steps whose candidates are unbuilt go out as plain data (see StepTrace.plain): the same JSON.
+            data = super().model_dump(exclude={"steps"}, by_alias=kwargs.get("by_alias", False))
+            steps = [s.plain() or s.model_dump() for s in self.steps]
+            out = {}
+            for key, value in data.items():
+                out[key] = value
+                if key == "options":  # `steps` comes right after `options` in the field order
+                    out["steps"] = steps
+            return to_json(out, indent=kwargs.get("indent"), inf_nan_mode="null").decode()
         return super(RouteTrace, self.materialise()).model_dump_json(**kwargs)
 
     def model_copy(self, **kwargs) -> "RouteTrace":
