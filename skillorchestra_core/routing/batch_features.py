@@ -32,8 +32,8 @@ def term_counts(texts: list[str], vocab: dict[str, int], features: Callable[[str
     if lookup is None:
         lookup = separator_lookup(vocab)
     n = len(texts)
-    low = SEP.join(texts).lower()
-    toks = token_re.findall(low)
+    joined = SEP.join(texts)
+    toks = token_re.findall(joined.lower())
     ids = np.fromiter(map(lookup.get, toks, repeat(-1)), np.int64, len(toks))
     is_sep = ids == _SEP_ID
     tok_row = np.cumsum(is_sep)
@@ -47,6 +47,7 @@ def term_counts(texts: list[str], vocab: dict[str, int], features: Callable[[str
     # Marks once per text: first word, closing mark, leading case, length bucket.
     get = vocab.get
     mark_rows, mark_cols = [], []
+    marks: tuple[str, ...]
     for r, (x, k, t) in enumerate(zip(texts, n_tok, row_first.tolist())):
         if k:
             first, last = toks[t], toks[t + k - 1]
@@ -64,7 +65,7 @@ def term_counts(texts: list[str], vocab: dict[str, int], features: Callable[[str
     vals.append(np.ones(len(mark_rows)))
 
     # Counted marks over the original text's code points (the separator is code 0).
-    codes = _codes(SEP.join(texts))
+    codes = _codes(joined)
     char_row = np.cumsum(codes == 0)
     space_mark = np.zeros(len(codes), bool)
     space_mark[:-1] = (codes[:-1] == 32) & np.isin(codes[1:], _SPACE_MARKS)
