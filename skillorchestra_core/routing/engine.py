@@ -186,6 +186,12 @@ class CandidateRows:
     def __call__(self) -> list[Candidate]:
         return _CANDIDATES.validate_python(self.rows())
 
+    def __copy__(self) -> "CandidateRows":  # its inputs are never changed: a copied step shares them (no deep copy
+        return self  # of the routing model behind them)
+
+    def __deepcopy__(self, memo) -> "CandidateRows":
+        return self
+
 
 class RouteRun:
     def __init__(self, model: RoutingModel, query: str, options: RouteOptions | None = None, *,

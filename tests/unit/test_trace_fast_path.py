@@ -4,6 +4,7 @@ multi-step route."""
 
 from __future__ import annotations
 
+import copy
 import functools
 
 import numpy as np
@@ -41,6 +42,8 @@ ACTIVATIONS = {
 
 def _same(fast: StepTrace, validated: StepTrace) -> None:
     assert fast.plain() is not None  # the fast path is the one under test
+    copied = copy.deepcopy(fast)  # an unread copy shares the engine's inputs and dumps the same
+    assert copied.plain() is not None and copied.model_dump_json() == validated.model_dump_json()
     assert fast.model_dump_json() == validated.model_dump_json()
     assert fast.model_dump_json(indent=2) == validated.model_dump_json(indent=2)
     assert StepTrace.model_validate_json(fast.model_dump_json()) == validated
