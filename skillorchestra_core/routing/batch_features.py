@@ -4,9 +4,9 @@ Text by text, three regex passes and the building of a term list per query cost 
 the lower-cased texts are joined by NUL (a token of its own, which ends every word) and tokenised in one regex pass;
 token ids come from one dict lookup per token straight into an int array, and the shape marks are counted with numpy
 over the joined text's code points (upper-case letters, line breaks, a space before a punctuation mark). Only the
-first and last token, the leading case, the length bucket and the double spaces are read per text. Texts that hold
-NUL themselves take the text-by-text path. (Tokenising in numpy over code points, with hashed tokens, was tried: the
-regex pass is faster.)
+first and last token, the leading case, the length bucket and the double spaces are read per text. Small batches
+and texts that hold NUL themselves take the text-by-text path. (Tokenising in numpy over code points, with hashed
+tokens, was tried: the regex pass is faster.)
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 SEP = "\x00"
+SMALL_BATCH = 16  # fewer texts: one by one (the batch path's fixed numpy cost is worth it from about here)
 _SEP_ID = -2
 _SPACE_MARKS = np.array([ord(c) for c in ",.?!'"], np.uint32)
 
@@ -27,7 +28,7 @@ def term_counts(texts: list[str], vocab: dict[str, int], features: Callable[[str
     """(rows, cols, counts) of the known terms of every text (duplicates possible: summed by the sparse matrix).
     `lookup` is separator_lookup(vocab), kept by the caller across batches; `token_re` and `features` are the
     classifier's tokeniser and its text-by-text definition."""
-    if not texts or any(SEP in x for x in texts):
+    if len(texts) < SMALL_BATCH or any(SEP in x for x in texts):
         return counts_one_by_one(texts, vocab, features)
     if lookup is None:
         lookup = separator_lookup(vocab)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+from skillorchestra_core.routing.batch_features import SMALL_BATCH
 from skillorchestra_core.routing.classifier import Featuriser, features
 
 SHARED_LLMROUTER = (Path(__file__).resolve().parents[2].parent / "shared" / "data" / "llmrouter").resolve()
@@ -53,6 +54,7 @@ def test_the_batch_featuriser_equals_the_one_query_featuriser_on_awkward_text():
     _check(f, [t for t in texts if "\x00" not in t])  # the one-pass path for the whole batch
     _check(f, _random_texts(1, 200))  # partly unknown terms
     _check(f, ["only one query?"])
+    _check(f, texts[:SMALL_BATCH])  # the smallest batch that takes the one-pass path
     assert f.matrix([]).shape == (0, len(f.vocab))
 
 
@@ -76,3 +78,17 @@ def test_the_batch_featuriser_equals_the_one_query_featuriser_on_the_llmrouter_q
 
     f = Featuriser.fit(texts(train))
     _check(f, texts(test))
+
+
+def test_the_profile_retriever_vectorises_a_batch_as_it_does_one_query():
+    from skillorchestra_core.routing.retriever import TfidfIndex
+
+    docs = AWKWARD + _random_texts(2, 100) + ["the a an of x 7 Which word emperor Rome"]
+    index = TfidfIndex(docs)
+    for texts in (AWKWARD + _random_texts(3, 200), [t for t in AWKWARD if "\x00" not in t], ["Which word?"], []):
+        batch = index.vectors(texts)
+        assert _equal(batch, index._vectors_each(texts))
+        if texts:
+            assert _equal(batch, sparse.vstack([index.vectors([t]) for t in texts]).tocsr())
+            assert np.array_equal(index.similarity_matrix(texts),
+                                  np.vstack([index.similarity_matrix([t]) for t in texts]))
