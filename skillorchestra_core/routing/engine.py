@@ -186,8 +186,9 @@ class CandidateRows:
     def __call__(self) -> list[Candidate]:
         return _CANDIDATES.validate_python(self.rows())
 
-    def __copy__(self) -> "CandidateRows":  # its inputs are never changed: a copied step shares them (no deep copy
-        return self  # of the routing model behind them)
+    # Its inputs are never changed: a copied step shares them (no deep copy of the routing model behind them).
+    def __copy__(self) -> "CandidateRows":
+        return self
 
     def __deepcopy__(self, memo) -> "CandidateRows":
         return self
