@@ -16,10 +16,11 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from itertools import repeat
 
 import numpy as np
 from scipy import sparse
+
+from skillorchestra_core.routing.batch_features import counts_one_by_one, separator_lookup, term_counts
 
 MIN_DF = 2
 C_REG = 30.0  # inverse L2 strength per training query (the loss is a mean, the penalty 1 / (C n)); chosen on val
@@ -64,22 +65,23 @@ class Featuriser:
         return cls({t: i for i, t in enumerate(terms)}, idf)
 
     def matrix(self, texts: list[str]) -> sparse.csr_matrix:
-        """(n, V) sublinear-tf x idf rows, L2-normalised; unknown terms are ignored."""
-        get = self.vocab.get
-        ids: list[int] = []
-        lengths = np.empty(len(texts), dtype=np.int64)
-        for r, x in enumerate(texts):
-            before = len(ids)
-            ids.extend(map(get, features(x), repeat(-1)))
-            lengths[r] = len(ids) - before
-        cols = np.asarray(ids, dtype=np.int64)
-        rows = np.repeat(np.arange(len(texts)), lengths)
-        known = cols >= 0
-        m = sparse.csr_matrix((np.ones(int(known.sum())), (rows[known], cols[known])),
-                              shape=(len(texts), len(self.vocab)))  # duplicates are summed: counts
+        """(n, V) sublinear-tf x idf rows, L2-normalised; unknown terms are ignored. All texts are counted at once
+        (batch_features: the same counts as `features` text by text)."""
+        if getattr(self, "_lookup", None) is None:
+            object.__setattr__(self, "_lookup", separator_lookup(self.vocab))
+        return self._weighted(len(texts), term_counts(texts, self.vocab, features, _TOKEN, self._lookup))
+
+    def matrix_each(self, texts: list[str]) -> sparse.csr_matrix:
+        """`matrix`, counting each text's `features` one by one (the definition the batch counts are checked
+        against)."""
+        return self._weighted(len(texts), counts_one_by_one(texts, self.vocab, features))
+
+    def _weighted(self, n: int, counts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> sparse.csr_matrix:
+        rows, cols, vals = counts
+        m = sparse.csr_matrix((vals, (rows, cols)), shape=(n, len(self.vocab)))  # duplicates are summed: counts
         m.data = (1.0 + np.log(m.data)) * self.idf[m.indices]
-        rows = np.repeat(np.arange(len(texts)), np.diff(m.indptr))
-        norms = np.sqrt(np.bincount(rows, m.data ** 2, minlength=len(texts)))
+        rows = np.repeat(np.arange(n), np.diff(m.indptr))
+        norms = np.sqrt(np.bincount(rows, m.data ** 2, minlength=n))
         m.data /= np.where(norms > 0, norms, 1.0)[rows]
         return m
 

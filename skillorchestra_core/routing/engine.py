@@ -54,11 +54,12 @@ class RouteOptions:
         return get_router(self.router)
 
 
-def _candidates(d: DecisionInput, scores, ranks) -> list[dict]:
+def _candidates(d: DecisionInput, scores, ranks: list[int]) -> list[dict]:
+    """The candidate records as plain dicts, keys in Candidate's field order (the JSON of an unread step is made
+    from them directly)."""
     t, idx, keys = d.table, d.idx, d.skill_keys
     w = d.weights.tolist()
-    cols = {name: getattr(t, name)[:, idx].tolist() for name in ("mean", "ci_low", "ci_high", "alpha", "beta", "n")}
-    emp = t.empirical[:, idx].tolist()
+    facts = t.skill_facts()[:, :, idx].tolist()  # (7, A, S): mean, ci_low, ci_high, alpha, beta, n, empirical
     if len(idx):
         lo, hi = (t.ci_low[:, idx] @ d.weights).tolist(), (t.ci_high[:, idx] @ d.weights).tolist()
     else:
@@ -67,67 +68,77 @@ def _candidates(d: DecisionInput, scores, ranks) -> list[dict]:
     mode_cost, calls = t.cost.tolist(), d.cost_calls.tolist()
     score = [None] * len(c) if scores is None else [  # -inf (e.g. no recorded outcome) is stored as None
         x if math.isfinite(x) else None for x in np.asarray(scores, float).tolist()]
-    rank = ranks.tolist()
     out = []
-    for i, agent in enumerate(t.agents):
-        mean, cl, ch, al, be, n, em = (cols["mean"][i], cols["ci_low"][i], cols["ci_high"][i], cols["alpha"][i],
-                                       cols["beta"][i], cols["n"][i], emp[i])
+    for i, (agent, *f) in enumerate(zip(t.agents, *facts)):
         contribs = [{
-            "skill": key, "weight": w[j], "mean": mean[j], "ci_low": cl[j], "ci_high": ch[j], "alpha": al[j],
-            "beta": be[j], "n": n[j], "empirical_rate": em[j] if n[j] > 0 else None, "contribution": w[j] * mean[j]}
-            for j, key in enumerate(keys)]
+            "skill": key, "weight": wj, "mean": mj, "ci_low": lj, "ci_high": hj, "alpha": aj, "beta": bj, "n": nj,
+            "empirical_rate": ej if nj > 0 else None, "contribution": wj * mj}
+            for key, wj, mj, lj, hj, aj, bj, nj, ej in zip(keys, w, *f)]
+        ci = c[i]
         out.append({
-            "agent": agent, "model": t.models[i], "mean": c[i], "ci_low": lo[i], "ci_high": hi[i],
-            "contributions": contribs, "cost": cost[i], "cost_source": t.cost_source[i], "cost_norm": k[i],
-            "mode_cost": mode_cost[i], "cost_calls": calls[i],
-            "penalty": c[i] - util[i], "utility": util[i], "score": score[i], "rank": rank[i]})
+            "agent": agent, "model": t.models[i], "mean": ci, "ci_low": lo[i], "ci_high": hi[i],
+            "contributions": contribs, "cost": cost[i], "cost_source": t.cost_source[i], "mode_cost": mode_cost[i],
+            "cost_calls": calls[i], "cost_norm": k[i], "penalty": ci - util[i], "utility": util[i],
+            "score": score[i], "rank": ranks[i]})
     return out
 
 
-def _ranks(ranking: np.ndarray, tie_rank: np.ndarray, chosen: int, runner: int | None) -> np.ndarray:
+def _ranks(ranking: np.ndarray, tie_rank: np.ndarray, chosen: int, runner: int | None) -> list[int]:
     """Display order: the chosen agent, the runner-up, then by score (ties by cost, then name)."""
-    order = np.lexsort((tie_rank, -np.round(np.nan_to_num(ranking, neginf=-1e12, posinf=1e12), 9)))
-    order = [chosen] + ([runner] if runner is not None else []) + [i for i in order if i not in (chosen, runner)]
-    ranks = np.empty(len(order), int)
-    ranks[order] = np.arange(len(order))
+    key = (-np.round(np.nan_to_num(ranking, neginf=-1e12, posinf=1e12), 9)).tolist()
+    tr = tie_rank.tolist()
+    order = sorted(range(len(key)), key=lambda i: (key[i], tr[i]))  # tie ranks are distinct: a total order
+    order = [chosen] + ([runner] if runner is not None else []) + [i for i in order if i != chosen and i != runner]
+    ranks = [0] * len(order)
+    for r, i in enumerate(order):
+        ranks[i] = r
     return ranks
 
 
 def _active(table: ModeTable, activation: Activation) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The activated skills this mode knows, their columns, and weights normalised to sum 1 (none when no weight is
     usable: the agents' general competence then decides, as in the batch path)."""
-    index = table.skill_index
-    keys, cols, ws = [], [], []
-    for a in activation.skills:
-        col = index.get(a.skill)
-        if col is not None:
-            keys.append(a.skill)
-            cols.append(col)
-            ws.append(a.weight)
+    skills = activation.skills
+    keys = [a.skill for a in skills]
+    cols = list(map(table.skill_index.get, keys))
+    ws = [a.weight for a in skills]
+    if None in cols:  # skills of another mode (or unknown): dropped
+        kept = [j for j, c in enumerate(cols) if c is not None]
+        keys, cols, ws = [keys[j] for j in kept], [cols[j] for j in kept], [ws[j] for j in kept]
+    if not ws:
+        return [], _NO_COLUMNS, _NO_WEIGHTS
     weights = np.array(ws, float)
-    total = float(weights.sum()) if ws else 0.0
+    # numpy sums fewer than 8 values left to right, as sum() does (the same total, bit for bit); more: its own way
+    total = float(sum(ws)) if len(ws) < 8 else float(weights.sum())
     if total > 0:
         return keys, np.array(cols, np.int64), weights / total
-    return [], np.zeros(0, np.int64), np.zeros(0)
+    return [], _NO_COLUMNS, _NO_WEIGHTS
+
+
+_NO_COLUMNS, _NO_WEIGHTS = np.zeros(0, np.int64), np.zeros(0)
+_NO_COLUMNS.flags.writeable = _NO_WEIGHTS.flags.writeable = False
 
 
 def decide_step(index: int, table: ModeTable, activation: Activation, options: RouteOptions, *, router=None,
                 query: str = "", model: RoutingModel | None = None, query_id: int | None = None,
-                mode_reason: str = "", mode_source: str = "", lazy: bool = True) -> StepTrace:
+                mode_reason: str = "", mode_source: str = "", lazy: bool = True, validate: bool = False) -> StepTrace:
     """One decision with its full trace: candidates, contributions, choice, runner-up, margin, lambda interval.
     With `lazy` the candidate records and the lambda interval are built on first use (see StepTrace); the JSON is
-    the same."""
+    the same. `validate` builds the step through pydantic's validation (the reference the fast path is checked
+    against)."""
     keys, idx, weights = _active(table, activation)
     d = DecisionInput(table, idx, weights, options.lam, options.cost_unit, query, index, options.seed, model, query_id,
                       keys, options.cost_scope)
     decision = (router or options.make_router()).decide(d)
-    ranking = decision.scores if decision.scores is not None else d.utility
+    scores = decision.scores
+    ranking = d.utility if scores is None else scores
     chosen = decision.chosen
     runner = decision.runner_up
-    if runner is None and len(table.agents) > 1:
+    agents = table.agents
+    if runner is None and len(agents) > 1:
         runner = small.argmax_tiebreak(ranking, table.tie_rank, exclude=chosen)
     margin = None
-    if runner is not None and decision.scores is not None:
+    if runner is not None and scores is not None:
         top, second = float(ranking[chosen]), float(ranking[runner])
         if math.isfinite(top) and math.isfinite(second):
             margin = top - second
@@ -139,22 +150,48 @@ def decide_step(index: int, table: ModeTable, activation: Activation, options: R
         low, high, below, above = found
         return LambdaInterval.model_validate({
             "low": low, "high": high, "low_closed": True, "high_closed": False,
-            "below": None if below is None else table.agents[below],
-            "above": None if above is None else table.agents[above], "note": decision.interval_note})
+            "below": None if below is None else agents[below],
+            "above": None if above is None else agents[above], "note": decision.interval_note})
 
-    def candidates() -> list[Candidate]:
-        rows = _candidates(d, decision.scores, _ranks(ranking, table.tie_rank, chosen, runner))
-        return _CANDIDATES.validate_python(rows)
-
-    step = lazy_step(dict(
-        index=index, mode=table.mode, mode_reason=mode_reason, mode_source=mode_source,
-        activation_source=activation.source, activation_note=activation.note, active_skills=list(activation.skills),
-        cost_ref=float(d.c_ref), cost_ref_agent=table.cost_ref_agent(options.cost_unit),
-        cost_scope="skill" if d.cost_scope == "skill" and len(d.idx) and not table.uniform_cost else "mode",
-        chosen=table.agents[chosen],
-        runner_up=None if runner is None else table.agents[runner], margin=margin, cause=decision.cause,
-        lambda_note=decision.interval_note, execution=None), {"lambda_interval": interval, "candidates": candidates})
+    # Every field but the lazy ones, in declaration order, each already of its type (see trace.lazy_step).
+    step = lazy_step({
+        "index": index, "mode": table.mode, "mode_reason": mode_reason, "mode_source": mode_source,
+        "activation_source": activation.source, "activation_note": activation.note,
+        "active_skills": list(activation.skills), "cost_ref": float(d.c_ref),
+        "cost_ref_agent": table.cost_ref_agent(options.cost_unit),
+        "cost_scope": "skill" if d.cost_scope == "skill" and len(idx) and not table.uniform_cost else "mode",
+        "chosen": agents[chosen], "runner_up": None if runner is None else agents[runner], "margin": margin,
+        "cause": decision.cause, "lambda_note": decision.interval_note, "execution": None},
+        {"lambda_interval": interval, "candidates": CandidateRows(d, scores, ranking, chosen, runner)},
+        validate=validate)
     return step if lazy else step.materialise()  # built the same way either way: the same JSON key order
+
+
+class CandidateRows:
+    """The candidate records of one decision: plain dicts (`rows()`, what the JSON of an unread step is made from)
+    and, when called, the validated Candidate models."""
+
+    __slots__ = ("_args", "_rows")
+
+    def __init__(self, d: DecisionInput, scores, ranking, chosen: int, runner: int | None):
+        self._args = (d, scores, ranking, chosen, runner)
+        self._rows: list[dict] | None = None
+
+    def rows(self) -> list[dict]:
+        if self._rows is None:
+            d, scores, ranking, chosen, runner = self._args
+            self._rows = _candidates(d, scores, _ranks(ranking, d.table.tie_rank, chosen, runner))
+        return self._rows
+
+    def __call__(self) -> list[Candidate]:
+        return _CANDIDATES.validate_python(self.rows())
+
+    # Its inputs are never changed: a copied step shares them (no deep copy of the routing model behind them).
+    def __copy__(self) -> "CandidateRows":
+        return self
+
+    def __deepcopy__(self, memo) -> "CandidateRows":
+        return self
 
 
 class RouteRun:

@@ -70,6 +70,14 @@ class ModeTable:
             self._mt = np.ascontiguousarray(self.mean.T)
         return self._mt
 
+    def skill_facts(self) -> np.ndarray:
+        """(7, A, K) float: mean, ci_low, ci_high, alpha, beta, n and the empirical rate stacked once, so a trace's
+        per-skill contributions take one gather."""
+        if getattr(self, "_facts", None) is None:
+            self._facts = np.stack([np.asarray(x, float) for x in (self.mean, self.ci_low, self.ci_high, self.alpha,
+                                                                  self.beta, self.n, self.empirical)])
+        return self._facts
+
     def costs_in(self, cost_unit: str) -> tuple[np.ndarray, float]:
         """(k, C_ref) for a cost unit, cached (utility.cost_reference says which agent C_ref comes from)."""
         if cost_unit not in self._k:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import repeat
 
 import numpy as np
 from scipy import sparse
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SEP = "\x00"
+_WORD_OR_SEP = re.compile(r"[^\W_]+|\x00")  # the words of texts joined by NUL, and each NUL
 STOPWORDS = frozenset(
     "a an and are as at be by did do does for from has have how in is it its of on or that the their them then there "
     "these this to was were what when where which who whom why will with would you your".split()
@@ -57,7 +60,22 @@ class TfidfIndex:
         return sparse.csr_matrix((vals, ([0] * len(cols), cols)), shape=(1, len(self.vocab)))
 
     def vectors(self, texts: list[str]) -> sparse.csr_matrix:
-        """(Q, V) normalised query vectors (a zero row when no word is known)."""
+        """(Q, V) normalised query vectors (a zero row when no word is known). The texts are tokenised in one regex
+        pass over their NUL-joined text (stop words and lone letters are never in the vocabulary, so looking every
+        word up filters them as `tokenize` does); texts holding NUL are tokenised one by one."""
+        if any(_SEP in t for t in texts):
+            return self._vectors_each(texts)
+        if getattr(self, "_lookup", None) is None:
+            self._lookup = {**self.vocab, _SEP: -2}
+        toks = _WORD_OR_SEP.findall(_SEP.join(texts).lower())
+        ids = np.fromiter(map(self._lookup.get, toks, repeat(-1)), np.int64, len(toks))
+        known = np.flatnonzero(ids >= 0)
+        rows = np.searchsorted(np.flatnonzero(ids == -2), known)
+        m = sparse.csr_matrix((np.ones(len(known)), (rows, ids[known])), shape=(len(texts), len(self.vocab)))
+        return self._normalised(m)
+
+    def _vectors_each(self, texts: list[str]) -> sparse.csr_matrix:
+        """`vectors`, text by text through `tokenize` (the definition)."""
         get = self.vocab.get
         rows, cols, vals = [], [], []
         for r, text in enumerate(texts):
@@ -66,6 +84,10 @@ class TfidfIndex:
             cols.extend(c)
             vals.extend(c.values())
         m = sparse.csr_matrix((np.asarray(vals, float), (rows, cols)), shape=(len(texts), len(self.vocab)))
+        return self._normalised(m)
+
+    def _normalised(self, m: sparse.csr_matrix) -> sparse.csr_matrix:
+        m.sum_duplicates()  # term counts
         m.data = (1.0 + np.log(m.data)) * self.idf[m.indices] if m.nnz else m.data
         norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
         return (sparse.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ m).tocsr()

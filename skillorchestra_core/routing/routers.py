@@ -42,13 +42,17 @@ class DecisionInput:
     cost_scope: str | None = None  # skill | mode; None: the setting
 
     def __post_init__(self) -> None:
-        self.cost_scope = cost_scope_name(self.cost_scope)
-        self.k, self.c_ref = self.table.costs_in(self.cost_unit)
+        t, idx, scope = self.table, self.idx, cost_scope_name(self.cost_scope)
+        self.cost_scope = scope
+        self.k, self.c_ref = t.costs_in(self.cost_unit)
         # The query's expected cost per call: per-skill costs weighted like the competence (mode cost without skills)
-        self.cost, self.cost_calls = self.table.query_cost(self.idx, self.weights, self.cost_scope)
-        if self.cost_scope == "skill" and len(self.idx) and not self.table.uniform_cost:
-            self.k = self.table.normalise(self.cost, self.cost_unit)
-        self.c = self.table.mean[:, self.idx] @ self.weights if len(self.idx) else self.table.general
+        self.cost, self.cost_calls = t.query_cost(idx, self.weights, scope)
+        if len(idx):
+            if scope == "skill" and not t.uniform_cost:
+                self.k = t.normalise(self.cost, self.cost_unit)
+            self.c = t.mean[:, idx] @ self.weights
+        else:
+            self.c = t.general
         self.utility = self.c - self.lam * self.k
 
 

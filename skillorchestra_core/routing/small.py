@@ -44,24 +44,34 @@ def top_two(values: np.ndarray, tie_rank: np.ndarray) -> tuple[int, int | None, 
     = argmax_tiebreak(values, exclude=chosen) (None for a single value, whose best other value is -inf)."""
     n = len(values)
     v = values.tolist() if n <= SMALL else None
-    if v is None or (sum(v) != sum(v) and any(x != x for x in v)):  # large pools and NaN: the numpy versions
+    if v is not None:
+        total = sum(v)
+    if v is None or (total != total and any(x != x for x in v)):  # large pools and NaN: the numpy versions
         chosen = argmax_tiebreak(values, tie_rank)
         if n == 1:
             return chosen, None, -math.inf
         rest = np.asarray(values, float).copy()
         rest[chosen] = -math.inf
         return chosen, argmax_tiebreak(values, tie_rank, exclude=chosen), float(rest.max())
-    ranks = tie_rank.tolist()
-    eps = utility.TIE_EPS
-    top = max(v)
-    tied = [i for i, x in enumerate(v) if x >= top - eps]
-    chosen = tied[0] if len(tied) == 1 else min(tied, key=ranks.__getitem__)
     if n == 1:
-        return chosen, None, -math.inf
+        return 0, None, -math.inf
+    eps = utility.TIE_EPS
+    # The three largest values tell whether the best and the second best are unique (the common case: no scan).
+    best = sorted(v)[-3:]
+    top = best[-1]
+    if best[-2] < top - eps:
+        chosen = v.index(top)
+    else:
+        ranks = tie_rank.tolist()
+        chosen = min((i for i, x in enumerate(v) if x >= top - eps), key=ranks.__getitem__)
     v[chosen] = -math.inf
     second = max(v)
-    tied = [i for i, x in enumerate(v) if x >= second - eps]
-    return chosen, (tied[0] if len(tied) == 1 else min(tied, key=ranks.__getitem__)), second
+    if n == 2 and second > -math.inf:  # (all -inf: the chosen index ties too, as in the numpy rule)
+        return chosen, 1 - chosen, second
+    if n > 2 and best[-2] == second and best[-3] < second - eps:
+        return chosen, v.index(second), second
+    ranks = tie_rank.tolist()
+    return chosen, min((i for i, x in enumerate(v) if x >= second - eps), key=ranks.__getitem__), second
 
 
 def lambda_interval(c: np.ndarray, k: np.ndarray, chosen: int, tie_rank: np.ndarray):

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Literal, Optional
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic_core import to_json
 
 TRACE_FORMAT = 1
 
@@ -17,15 +18,27 @@ TRACE_FORMAT = 1
 LAZY_FIELDS = ("candidates", "lambda_interval")  # the costly parts of a step, built on first use
 
 
-def lazy_step(values: dict, pending: dict[str, Callable[[], Any]]) -> "StepTrace":
-    """A validated StepTrace from `values`, whose LAZY_FIELDS in `pending` are built by their zero-argument callables
-    on first use (see StepTrace)."""
-    step = StepTrace.model_validate(values)
-    # Fields live in the instance __dict__: without them there, reading one reaches __getattr__ (builds it).
-    for name in pending:
-        step.__dict__.pop(name, None)
-    step._pending = pending
+def lazy_step(values: dict, pending: dict[str, Callable[[], Any]], *, validate: bool = False) -> "StepTrace":
+    """A StepTrace from `values`, whose LAZY_FIELDS in `pending` are built by their zero-argument callables on first
+    use (see StepTrace). The routing engine gives every other field, already of its type, in declaration order: the
+    step is then assembled without a validation pass (a third of a decision's time). `validate` runs pydantic's
+    validation instead (the check that both give the same step)."""
+    if validate:
+        step = StepTrace.model_validate(values)
+        # Fields live in the instance __dict__: without them there, reading one reaches __getattr__ (builds it).
+        for name in pending:
+            step.__dict__.pop(name, None)
+        step._pending = pending
+        return step
+    step = _new(StepTrace)
+    _set(step, "__dict__", values)
+    _set(step, "__pydantic_fields_set__", set(values))
+    _set(step, "__pydantic_extra__", None)
+    _set(step, "__pydantic_private__", {"_pending": pending})
     return step
+
+
+_new, _set = object.__new__, object.__setattr__
 
 
 class ActiveSkill(BaseModel):
@@ -153,7 +166,28 @@ class StepTrace(BaseModel):
         return super(StepTrace, self.materialise()).model_dump(**kwargs)
 
     def model_dump_json(self, **kwargs) -> str:
+        plain = self.plain() if set(kwargs) <= _PLAIN_JSON_ARGS else None
+        if plain is not None:
+            return to_json(plain, indent=kwargs.get("indent"), inf_nan_mode="null").decode()
         return super(StepTrace, self.materialise()).model_dump_json(**kwargs)
+
+    def plain(self) -> dict[str, Any] | None:
+        """While the candidate records are unbuilt: this step as plain data (key order STEP_KEY_ORDER) with the
+        engine's candidate dicts as they are, so its JSON skips building ~100 models only to serialise them (the
+        same JSON: tests/unit/test_trace_fast_path.py); None once they are built."""
+        pending = self._pending
+        build = pending.get("candidates") if pending else None
+        if build is None or not hasattr(build, "rows") or "candidates" in self.__dict__:
+            return None
+        fields = self.__dict__
+        for name, make in pending.items():  # the other lazy parts are cheap: built for good
+            if name != "candidates" and name not in fields:
+                fields[name] = make()
+                self.model_fields_set.add(name)
+        data = super().model_dump(exclude={"candidates"})
+        out = {k: data[k] for k in STEP_KEY_ORDER if k in data}
+        out["candidates"] = build.rows()
+        return out
 
     def model_copy(self, **kwargs) -> "StepTrace":
         return super(StepTrace, self.materialise()).model_copy(**kwargs)
@@ -179,6 +213,7 @@ class StepTrace(BaseModel):
 
 # The stored and printed key order of a step: the fields in declaration order, the candidate records last.
 STEP_KEY_ORDER = tuple(k for k in StepTrace.model_fields if k != "candidates") + ("candidates",)
+_PLAIN_JSON_ARGS = frozenset({"indent", "by_alias"})  # dumps the plain-data JSON gives exactly (no field aliases)
 
 
 class RouteTrace(BaseModel):
@@ -219,6 +254,16 @@ class RouteTrace(BaseModel):
         return super(RouteTrace, self.materialise()).model_dump(**kwargs)
 
     def model_dump_json(self, **kwargs) -> str:
+        if set(kwargs) <= _PLAIN_JSON_ARGS and any(s.plain() is not None for s in self.steps[:1]):
+            # Steps whose candidates are unbuilt go out as plain data (see StepTrace.plain): the same JSON.
+            data = super().model_dump(exclude={"steps"}, by_alias=kwargs.get("by_alias", False))
+            steps = [s.plain() or s.model_dump() for s in self.steps]
+            out = {}
+            for key, value in data.items():
+                out[key] = value
+                if key == "options":  # `steps` comes right after `options` in the field order
+                    out["steps"] = steps
+            return to_json(out, indent=kwargs.get("indent"), inf_nan_mode="null").decode()
         return super(RouteTrace, self.materialise()).model_dump_json(**kwargs)
 
     def model_copy(self, **kwargs) -> "RouteTrace":
