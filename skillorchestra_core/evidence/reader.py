@@ -10,11 +10,12 @@ query, not per trajectory) by a vectorised lookup. Plain SQL through SQLAlchemy 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Integer, case, cast, literal, select
+from sqlalchemy import BigInteger, Integer, case, cast, func, literal, select
 from sqlalchemy.engine import Connection
 
 from skillorchestra_core.db.models import EvidenceBatch, Query, Trajectory
@@ -27,6 +28,8 @@ _B: Any = EvidenceBatch.__table__.c  # type: ignore[attr-defined]
 OUTCOME_COLUMNS = ("trajectory_id", "query_id", "ext_id", "split", "task", "agent", "mode", "score", "prompt_tokens",
                    "completion_tokens", "cost_usd", "latency_s", "path", "source")
 _OPTIONAL = ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s")
+_TOKENS = ("prompt_tokens", "completion_tokens")  # integer counts: packable
+_EXACT = 2 ** 53  # integers below this are exact as floats
 
 
 def empty_outcomes() -> pd.DataFrame:
@@ -39,39 +42,75 @@ def read_outcomes(conn: Connection, batch_ids: list[int]) -> pd.DataFrame:
     if not batch_ids:
         return empty_outcomes()
     in_batches = _T.batch_id.in_(sorted(set(batch_ids)))
-    vocab, present, has_path = _survey(conn, in_batches)
+    survey = _survey(conn, in_batches)
+    vocab, present = survey.vocab, survey.present
     if not vocab["agent"]:
         return empty_outcomes()
-    values = _rows(conn, in_batches, vocab, present)
-    order = np.argsort(values[:, 0], kind="stable") if (np.diff(values[:, 0]) < 0).any() else None
+    fields = _fields(survey)
+    slots = _slots(fields)
+    plain = [name for name, radix, _ in fields if radix is None]
+    values = _rows(conn, in_batches, fields, slots, plain)
+    unpacked = _unpack(values, fields, slots, plain)
+    ids = unpacked["id"]
+    order = np.argsort(ids, kind="stable") if (np.diff(ids) < 0).any() else None
     if order is not None:
-        values = values[order]
-    ids = values[:, 0].astype(np.int64)
-    rest = values[:, 1].astype(np.int64)
+        unpacked = {k: v[order] for k, v in unpacked.items()}
+        ids = unpacked["id"]
+    rest = unpacked["group"]
     codes = {}
     for name in ("source", "mode", "agent"):  # unpack ((query_id * nA + agent) * nM + mode) * nS + source
         rest, codes[name] = np.divmod(rest, len(vocab[name]))
     frame = {"trajectory_id": ids, "query_id": rest, **_query_columns(conn, batch_ids, rest)}
     for name in ("agent", "mode", "source"):
         frame[name] = pd.array(vocab[name], dtype="str").take(codes[name])
-    frame["score"] = values[:, 2]
-    for j, name in enumerate(present):
-        frame[name] = values[:, 3 + j]
+    frame["score"] = unpacked["score"]
+    for name in present:
+        frame[name] = unpacked[name]
     for name in _OPTIONAL:
         frame.setdefault(name, np.full(len(ids), np.nan))
-    frame["path"] = _paths(conn, in_batches, ids) if has_path else np.full(len(ids), None, dtype=object)
+    frame["path"] = _paths(conn, in_batches, ids) if survey.has_path else np.full(len(ids), None, dtype=object)
     return pd.DataFrame(frame, columns=list(OUTCOME_COLUMNS))
 
 
-def _survey(conn: Connection, in_batches) -> tuple[dict[str, list[str]], list[str], bool]:
-    """One pass: the sorted agent, mode and source values, the optional columns holding a value, whether any path
-    is set (DISTINCT over a few flags keeps its working set tiny)."""
+@dataclass(frozen=True)
+class _Survey:
+    vocab: dict[str, list[str]]  # sorted agent, mode and source values
+    present: list[str]  # the optional columns holding some value
+    has_path: bool
+    max_id: int
+    max_query_id: int
+    binary_score: bool  # every score is 0 or 1
+    tokens: dict[str, int | None]  # max of an integral, non-negative token column (None: not packable)
+
+
+def _survey(conn: Connection, in_batches) -> _Survey:
+    """One pass, grouped by a few values and flags (a tiny working set): the sorted agent, mode and source values,
+    the optional columns holding a value, whether any path is set, and the ranges that decide what can be packed."""
     t = _T
-    rows = conn.execute(select(t.agent, t.mode, t.source, *(getattr(t, c).is_(None) for c in _OPTIONAL),
-                               t.path.is_(None)).where(in_batches).distinct()).all()
+    flags = [getattr(t, c).is_(None) for c in _OPTIONAL] + [t.path.is_(None)]
+    keys = [t.agent, t.mode, t.source, *flags]
+    token_stats = []
+    for c in _TOKENS:
+        col = getattr(t, c)
+        token_stats += [func.min(col), func.max(col),
+                        func.max(case((col == cast(col, BigInteger), 0), else_=1))]  # 1: some value is fractional
+    rows = conn.execute(select(*keys, func.max(t.id), func.max(t.query_id),
+                               func.max(case((t.score.in_([0, 1]), 0), else_=1)), *token_stats)
+                        .where(in_batches).group_by(*keys)).all()
     vocab = {name: sorted({str(r[i]) for r in rows}) for i, name in enumerate(("agent", "mode", "source"))}
+    n_flags = len(flags)
     present = [c for j, c in enumerate(_OPTIONAL) if any(not r[3 + j] for r in rows)]
-    return vocab, present, any(not r[-1] for r in rows)
+    stats = [r[3 + n_flags:] for r in rows]
+    tokens: dict[str, int | None] = {}
+    for j, c in enumerate(_TOKENS):
+        lows = [r[2 + 3 * j] for r in stats if r[2 + 3 * j] is not None]
+        highs = [r[3 + 3 * j] for r in stats if r[3 + 3 * j] is not None]
+        fractional = any(r[4 + 3 * j] for r in stats if r[4 + 3 * j] is not None)
+        ok = bool(highs) and not fractional and min(lows) >= 0 and max(highs) < 2 ** 40
+        tokens[c] = int(max(highs)) if ok else None
+    return _Survey(vocab, present, any(not r[3 + n_flags - 1] for r in rows),
+                   max((int(r[0]) for r in stats), default=0), max((int(r[1]) for r in stats), default=0),
+                   not any(r[2] for r in stats), tokens)
 
 
 def _code(column, values: list[str]):
@@ -81,15 +120,71 @@ def _code(column, values: list[str]):
     return cast(case({v: i for i, v in enumerate(values)}, value=column, else_=0), Integer)
 
 
-def _rows(conn: Connection, in_batches, vocab: dict[str, list[str]], present: list[str]) -> np.ndarray:
-    """(N, 3 + len(present)) float rows: id, query id packed with the agent, mode and source codes, score, the
-    present optional columns (NULL -> NaN). Integers stay exact: they are far below 2**53."""
-    t = _T
+def _fields(survey: _Survey) -> list[tuple[str, int | None, Any]]:
+    """(name, radix, SQL expression) of every value the row pass fetches: a radix means an integer in
+    [0, radix) that can share a fetched number with others; None means fetched as it is (a float, NULL -> NaN)."""
+    t, vocab = _T, survey.vocab
     n_a, n_m, n_s = (len(vocab[k]) for k in ("agent", "mode", "source"))
-    packed = ((t.query_id * n_a + _code(t.agent, vocab["agent"])) * n_m + _code(t.mode, vocab["mode"])) * n_s \
-        + _code(t.source, vocab["source"])
-    rows = _fetch(conn, select(t.id, packed, t.score, *(getattr(t, c) for c in present)).where(in_batches))
-    return np.array(rows, dtype=float).reshape(len(rows), 3 + len(present))
+    group = ((cast(t.query_id, BigInteger) * n_a + _code(t.agent, vocab["agent"])) * n_m
+             + _code(t.mode, vocab["mode"])) * n_s + _code(t.source, vocab["source"])
+    fields: list[tuple[str, int | None, Any]] = [
+        ("id", survey.max_id + 1, cast(t.id, BigInteger)),
+        ("group", (survey.max_query_id + 1) * n_a * n_m * n_s, group),
+        ("score", 2 if survey.binary_score else None, cast(t.score, Integer) if survey.binary_score else t.score)]
+    for name in survey.present:
+        col, top = getattr(t, name), survey.tokens.get(name)
+        if top is None:
+            fields.append((name, None, col))
+        else:  # NULL -> 0, a count n -> n + 1
+            fields.append((name, top + 2, func.coalesce(cast(col, BigInteger) + 1, 0)))
+    return fields
+
+
+def _slots(fields: list[tuple[str, int | None, Any]]) -> list[list[int]]:
+    """Packable fields grouped so that each group's mixed-radix number stays below 2**53 (exact as a float)."""
+    slots: list[list[int]] = []
+    size = 0
+    for i, (_, radix, _) in enumerate(fields):
+        if radix is None:
+            continue
+        if slots and size * radix <= _EXACT:
+            slots[-1].append(i)
+            size *= radix
+        else:
+            slots.append([i])
+            size = radix
+    return slots
+
+
+def _rows(conn: Connection, in_batches, fields, slots: list[list[int]], plain: list[str]) -> np.ndarray:
+    """(N, slots + plain) floats: each slot one mixed-radix number (its fields, first most significant), then the
+    plain columns (NULL -> NaN). Turning fetched values into Python objects is the cost, so fewer values is faster."""
+    columns = []
+    for slot in slots:
+        expr = None
+        for i in slot:
+            _, radix, value = fields[i]
+            expr = value if expr is None else expr * radix + value
+        columns.append(expr)
+    columns += [value for name, _, value in fields if name in plain]
+    rows = _fetch(conn, select(*columns).where(in_batches))
+    return np.array(rows, dtype=float).reshape(len(rows), len(columns))
+
+
+def _unpack(values: np.ndarray, fields, slots: list[list[int]], plain: list[str]) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for j, slot in enumerate(slots):
+        rest = values[:, j].astype(np.int64)
+        for i in reversed(slot):
+            name, radix, _ = fields[i]
+            rest, out[name] = np.divmod(rest, radix)
+    for j, name in enumerate(plain):
+        out[name] = values[:, len(slots) + j]
+    out["score"] = out["score"].astype(float)
+    for name in _TOKENS:
+        if name in out and out[name].dtype != float:  # packed counts: 0 was NULL
+            out[name] = np.where(out[name] > 0, out[name] - 1, np.nan)
+    return out
 
 
 def _fetch(conn: Connection, stmt) -> list[tuple]:

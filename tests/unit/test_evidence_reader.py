@@ -47,3 +47,25 @@ def test_no_batches_read_nothing(demo_db_url):
     with session(demo_db_url) as s:
         got = read_outcomes(s.connection(), [])
     assert got.empty and list(got.columns) == list(OUTCOME_COLUMNS)
+
+
+@pytest.mark.parametrize("change", [
+    "UPDATE trajectory SET prompt_tokens = NULL WHERE id % 3 = 0",  # packed counts with NULLs
+    "UPDATE trajectory SET completion_tokens = 7.5 WHERE id % 5 = 0",  # a fractional count: read as it is
+    "UPDATE trajectory SET prompt_tokens = 1099511627776 WHERE id % 7 = 0",  # too large to pack
+    "UPDATE trajectory SET score = 0.25 WHERE id % 4 = 0",  # a non-binary score: read as it is
+    "UPDATE trajectory SET score = ROUND(score), cost_usd = NULL, latency_s = NULL",  # binary scores packed too
+    "UPDATE trajectory SET id = id + 4000000000000000",  # ids too large to share a number with the group
+])
+def test_packed_reads_equal_the_joined_query_whatever_the_values(demo_db_url, change):
+    from sqlalchemy import text
+
+    with session(demo_db_url) as s:
+        s.execute(text("PRAGMA foreign_keys = OFF"))
+        s.execute(text(change))
+        s.commit()
+        version_id = load_version(s, "demo-agents").version_id
+        expected = _joined(s, version_id)
+        got = profile.load_outcomes(s, version_id)
+    assert len(got) > 0
+    pd.testing.assert_frame_equal(got, expected)
