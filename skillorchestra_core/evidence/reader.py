@@ -1,9 +1,11 @@
 """Read a version's trajectories as columns, fast: the evidence every routing model and posterior view is built from.
 
 Turning a million SQL rows into Python objects is what reading costs, so the reader asks the database for as few
-values as it can: one aggregate pass first finds the version's (agent, mode, source) groups and which optional
-columns hold any value; the row pass then fetches numbers only (no text, no join), the group packed into the query
-id as `query_id * n_groups + group`, straight from the DB-API cursor (no ORM rows), and columns that are NULL
+values as it can: one DISTINCT pass over a few flags first finds the version's (agent, mode, source) groups, which
+optional columns hold any value and which values are small whole numbers; the row pass then fetches numbers only
+(no text, no join) straight from the DB-API cursor (no ORM rows), with whole numbers packed mixed-radix into as few
+values per row as stay exact as floats (below 2**53): the trajectory id, the query id with its group codes, a 0/1
+score and token counts (NULL -> 0, n -> n + 1), typically two numbers per trajectory. Columns that are NULL
 everywhere are never fetched. The query's external id, split and task come from the query table (one row per
 query, not per trajectory) by a vectorised lookup. Plain SQL through SQLAlchemy Core: SQLite and PostgreSQL alike.
 """
@@ -30,6 +32,7 @@ OUTCOME_COLUMNS = ("trajectory_id", "query_id", "ext_id", "split", "task", "agen
 _OPTIONAL = ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s")
 _TOKENS = ("prompt_tokens", "completion_tokens")  # integer counts: packable
 _EXACT = 2 ** 53  # integers below this are exact as floats
+_COUNT_RADIX = 2 ** 20 + 1  # token counts below 2**20 - 1 (and NULL) are packed
 
 
 def empty_outcomes() -> pd.DataFrame:
@@ -77,40 +80,27 @@ class _Survey:
     vocab: dict[str, list[str]]  # sorted agent, mode and source values
     present: list[str]  # the optional columns holding some value
     has_path: bool
-    max_id: int
+    max_id: int  # bounds over the whole table (an index lookup each): enough for packing
     max_query_id: int
     binary_score: bool  # every score is 0 or 1
-    tokens: dict[str, int | None]  # max of an integral, non-negative token column (None: not packable)
+    small_counts: list[str]  # the token columns whose values are all whole numbers in [0, _COUNT_RADIX - 1)
 
 
 def _survey(conn: Connection, in_batches) -> _Survey:
-    """One pass, grouped by a few values and flags (a tiny working set): the sorted agent, mode and source values,
-    the optional columns holding a value, whether any path is set, and the ranges that decide what can be packed."""
+    """One pass: the sorted agent, mode and source values, the optional columns holding a value, whether any path
+    is set, which values can be packed (DISTINCT over a few flags keeps its working set tiny), and the id bounds."""
     t = _T
-    flags = [getattr(t, c).is_(None) for c in _OPTIONAL] + [t.path.is_(None)]
-    keys = [t.agent, t.mode, t.source, *flags]
-    token_stats = []
-    for c in _TOKENS:
-        col = getattr(t, c)
-        token_stats += [func.min(col), func.max(col),
-                        func.max(case((col == cast(col, BigInteger), 0), else_=1))]  # 1: some value is fractional
-    rows = conn.execute(select(*keys, func.max(t.id), func.max(t.query_id),
-                               func.max(case((t.score.in_([0, 1]), 0), else_=1)), *token_stats)
-                        .where(in_batches).group_by(*keys)).all()
+    fits = [getattr(t, c).is_(None) | ((getattr(t, c) >= 0) & (getattr(t, c) < _COUNT_RADIX - 1)
+                                       & (getattr(t, c) == cast(getattr(t, c), BigInteger))) for c in _TOKENS]
+    flags = [*(getattr(t, c).is_(None) for c in _OPTIONAL), t.path.is_(None), t.score.in_([0, 1]), *fits]
+    rows = conn.execute(select(t.agent, t.mode, t.source, *flags).where(in_batches).distinct()).all()
     vocab = {name: sorted({str(r[i]) for r in rows}) for i, name in enumerate(("agent", "mode", "source"))}
-    n_flags = len(flags)
+    n = len(_OPTIONAL)
     present = [c for j, c in enumerate(_OPTIONAL) if any(not r[3 + j] for r in rows)]
-    stats = [r[3 + n_flags:] for r in rows]
-    tokens: dict[str, int | None] = {}
-    for j, c in enumerate(_TOKENS):
-        lows = [r[2 + 3 * j] for r in stats if r[2 + 3 * j] is not None]
-        highs = [r[3 + 3 * j] for r in stats if r[3 + 3 * j] is not None]
-        fractional = any(r[4 + 3 * j] for r in stats if r[4 + 3 * j] is not None)
-        ok = bool(highs) and not fractional and min(lows) >= 0 and max(highs) < 2 ** 40
-        tokens[c] = int(max(highs)) if ok else None
-    return _Survey(vocab, present, any(not r[3 + n_flags - 1] for r in rows),
-                   max((int(r[0]) for r in stats), default=0), max((int(r[1]) for r in stats), default=0),
-                   not any(r[2] for r in stats), tokens)
+    max_id, max_query_id = conn.execute(select(func.max(t.id), func.max(t.query_id))).one()._tuple()
+    return _Survey(vocab, present, any(not r[3 + n] for r in rows), int(max_id or 0), int(max_query_id or 0),
+                   all(r[4 + n] for r in rows),
+                   [c for j, c in enumerate(_TOKENS) if all(r[5 + n + j] for r in rows)])
 
 
 def _code(column, values: list[str]):
@@ -132,11 +122,11 @@ def _fields(survey: _Survey) -> list[tuple[str, int | None, Any]]:
         ("group", (survey.max_query_id + 1) * n_a * n_m * n_s, group),
         ("score", 2 if survey.binary_score else None, cast(t.score, Integer) if survey.binary_score else t.score)]
     for name in survey.present:
-        col, top = getattr(t, name), survey.tokens.get(name)
-        if top is None:
+        col = getattr(t, name)
+        if name in survey.small_counts:  # NULL -> 0, a count n -> n + 1
+            fields.append((name, _COUNT_RADIX, func.coalesce(cast(col, BigInteger) + 1, 0)))
+        else:
             fields.append((name, None, col))
-        else:  # NULL -> 0, a count n -> n + 1
-            fields.append((name, top + 2, func.coalesce(cast(col, BigInteger) + 1, 0)))
     return fields
 
 
@@ -159,12 +149,12 @@ def _slots(fields: list[tuple[str, int | None, Any]]) -> list[list[int]]:
 def _rows(conn: Connection, in_batches, fields, slots: list[list[int]], plain: list[str]) -> np.ndarray:
     """(N, slots + plain) floats: each slot one mixed-radix number (its fields, first most significant), then the
     plain columns (NULL -> NaN). Turning fetched values into Python objects is the cost, so fewer values is faster."""
-    columns = []
+    columns: list[Any] = []
     for slot in slots:
-        expr = None
-        for i in slot:
+        expr: Any = fields[slot[0]][2]
+        for i in slot[1:]:
             _, radix, value = fields[i]
-            expr = value if expr is None else expr * radix + value
+            expr = expr * radix + value
         columns.append(expr)
     columns += [value for name, _, value in fields if name in plain]
     rows = _fetch(conn, select(*columns).where(in_batches))

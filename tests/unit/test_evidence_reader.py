@@ -52,7 +52,7 @@ def test_no_batches_read_nothing(demo_db_url):
 @pytest.mark.parametrize("change", [
     "UPDATE trajectory SET prompt_tokens = NULL WHERE id % 3 = 0",  # packed counts with NULLs
     "UPDATE trajectory SET completion_tokens = 7.5 WHERE id % 5 = 0",  # a fractional count: read as it is
-    "UPDATE trajectory SET prompt_tokens = 1099511627776 WHERE id % 7 = 0",  # too large to pack
+    "UPDATE trajectory SET prompt_tokens = 1048576 WHERE id % 7 = 0",  # too large to pack
     "UPDATE trajectory SET score = 0.25 WHERE id % 4 = 0",  # a non-binary score: read as it is
     "UPDATE trajectory SET score = ROUND(score), cost_usd = NULL, latency_s = NULL",  # binary scores packed too
     "UPDATE trajectory SET id = id + 4000000000000000",  # ids too large to share a number with the group
