@@ -33,7 +33,7 @@ def _timed(args: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - t0
 
 
-def test_bench_cold_route(tmp_path, llmrouter_dir, capsys):
+def test_bench_cold_route(tmp_path, llmrouter_dir, capsys, bench_report):
     url = f"sqlite:///{tmp_path / 'llmrouter.db'}"
     env = _env(url)
     cli = [sys.executable, "-m", "skillorchestra_core.cli"]
@@ -54,6 +54,10 @@ def test_bench_cold_route(tmp_path, llmrouter_dir, capsys):
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     heavy = [line for line in probe.stdout.splitlines() if line.startswith("HEAVY")]
     b, r = statistics.median(bare), statistics.median(routed)
+    bench_report("Cold `skillorchestra route`, LLMRouter handbook, cached model (median of 5)", r, "s",
+                 target="<= bare + 1 s", met=r - b <= 1.0, baseline=b,
+                 baseline_label="bare python -c 'import numpy, sqlalchemy'")
+    bench_report("First `skillorchestra route` of the LLMRouter version (builds + stores the model)", first, "s")
     with capsys.disabled():
         print("\ncold `skillorchestra route` on the LLMRouter handbook (5,989 queries, 53,901 trajectories), "
               "medians of 5 alternating runs")
