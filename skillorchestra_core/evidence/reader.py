@@ -30,9 +30,7 @@ _B: Any = EvidenceBatch.__table__.c  # type: ignore[attr-defined]
 OUTCOME_COLUMNS = ("trajectory_id", "query_id", "ext_id", "split", "task", "agent", "mode", "score", "prompt_tokens",
                    "completion_tokens", "cost_usd", "latency_s", "path", "source")
 _OPTIONAL = ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s")
-_TOKENS = ("prompt_tokens", "completion_tokens")  # integer counts: packable
 _EXACT = 2 ** 53  # integers below this are exact as floats
-_COUNT_RADIX = 2 ** 20 + 1  # token counts below 2**20 - 1 (and NULL) are packed
 
 
 def empty_outcomes() -> pd.DataFrame:
@@ -44,7 +42,8 @@ def read_outcomes(conn: Connection, batch_ids: list[int]) -> pd.DataFrame:
     """Every trajectory of the batches, in id order, as the OUTCOME_COLUMNS frame."""
     if not batch_ids:
         return empty_outcomes()
-    in_batches = _T.batch_id.in_(sorted(set(batch_ids)))
+    batches = sorted(set(batch_ids))
+    in_batches = _T.batch_id.in_(batches)
     survey = _survey(conn, in_batches)
     vocab, present = survey.vocab, survey.present
     if not vocab["agent"]:
@@ -52,7 +51,7 @@ def read_outcomes(conn: Connection, batch_ids: list[int]) -> pd.DataFrame:
     fields = _fields(survey)
     slots = _slots(fields)
     plain = [name for name, radix, _ in fields if radix is None]
-    values = _rows(conn, in_batches, fields, slots, plain)
+    values = _rows(conn, _scan(conn, batches, in_batches), fields, slots, plain)
     unpacked = _unpack(values, fields, slots, plain)
     ids = unpacked["id"]
     order = np.argsort(ids, kind="stable") if (np.diff(ids) < 0).any() else None
@@ -83,24 +82,22 @@ class _Survey:
     max_id: int  # bounds over the whole table (an index lookup each): enough for packing
     max_query_id: int
     binary_score: bool  # every score is 0 or 1
-    small_counts: list[str]  # the token columns whose values are all whole numbers in [0, _COUNT_RADIX - 1)
 
 
 def _survey(conn: Connection, in_batches) -> _Survey:
     """One pass: the sorted agent, mode and source values, the optional columns holding a value, whether any path
-    is set, which values can be packed (DISTINCT over a few flags keeps its working set tiny), and the id bounds."""
+    is set and whether every score is 0 or 1 (DISTINCT over a few flags keeps its working set tiny); the id bounds
+    come from the indexes."""
     t = _T
-    fits = [getattr(t, c).is_(None) | ((getattr(t, c) >= 0) & (getattr(t, c) < _COUNT_RADIX - 1)
-                                       & (getattr(t, c) == cast(getattr(t, c), BigInteger))) for c in _TOKENS]
-    flags = [*(getattr(t, c).is_(None) for c in _OPTIONAL), t.path.is_(None), t.score.in_([0, 1]), *fits]
+    flags = [*(getattr(t, c).is_(None) for c in _OPTIONAL), t.path.is_(None), t.score.in_([0, 1])]
     rows = conn.execute(select(t.agent, t.mode, t.source, *flags).where(in_batches).distinct()).all()
     vocab = {name: sorted({str(r[i]) for r in rows}) for i, name in enumerate(("agent", "mode", "source"))}
     n = len(_OPTIONAL)
     present = [c for j, c in enumerate(_OPTIONAL) if any(not r[3 + j] for r in rows)]
-    max_id, max_query_id = conn.execute(select(func.max(t.id), func.max(t.query_id))).one()._tuple()
+    max_id = conn.execute(select(func.max(t.id))).scalar()  # one aggregate each: SQLite reads it off an index
+    max_query_id = conn.execute(select(func.max(t.query_id))).scalar()
     return _Survey(vocab, present, any(not r[3 + n] for r in rows), int(max_id or 0), int(max_query_id or 0),
-                   all(r[4 + n] for r in rows),
-                   [c for j, c in enumerate(_TOKENS) if all(r[5 + n + j] for r in rows)])
+                   all(r[4 + n] for r in rows))
 
 
 def _code(column, values: list[str]):
@@ -121,12 +118,8 @@ def _fields(survey: _Survey) -> list[tuple[str, int | None, Any]]:
         ("id", survey.max_id + 1, cast(t.id, BigInteger)),
         ("group", (survey.max_query_id + 1) * n_a * n_m * n_s, group),
         ("score", 2 if survey.binary_score else None, cast(t.score, Integer) if survey.binary_score else t.score)]
-    for name in survey.present:
-        col = getattr(t, name)
-        if name in survey.small_counts:  # NULL -> 0, a count n -> n + 1
-            fields.append((name, _COUNT_RADIX, func.coalesce(cast(col, BigInteger) + 1, 0)))
-        else:
-            fields.append((name, None, col))
+    # Token counts stay plain: small integers cost the driver little, and proving them packable costs a pass.
+    fields += [(name, None, getattr(t, name)) for name in survey.present]
     return fields
 
 
@@ -161,6 +154,18 @@ def _rows(conn: Connection, in_batches, fields, slots: list[list[int]], plain: l
     return np.array(rows, dtype=float).reshape(len(rows), len(columns))
 
 
+def _scan(conn: Connection, batches: list[int], in_batches):
+    """The row filter. SQLite reads rows through the batch index one lookup at a time, slower than scanning the
+    table when the batches hold most of it: then the filter is written so that the index is not used (two counts
+    decide, each an index walk)."""
+    if conn.dialect.name != "sqlite":
+        return in_batches
+    t = _T
+    total = conn.execute(select(func.count()).select_from(Trajectory.__table__)).scalar_one()
+    mine = conn.execute(select(func.count()).where(in_batches)).scalar_one()
+    return (t.batch_id + 0).in_(batches) if 2 * mine >= total else in_batches
+
+
 def _unpack(values: np.ndarray, fields, slots: list[list[int]], plain: list[str]) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for j, slot in enumerate(slots):
@@ -171,9 +176,6 @@ def _unpack(values: np.ndarray, fields, slots: list[list[int]], plain: list[str]
     for j, name in enumerate(plain):
         out[name] = values[:, len(slots) + j]
     out["score"] = out["score"].astype(float)
-    for name in _TOKENS:
-        if name in out and out[name].dtype != float:  # packed counts: 0 was NULL
-            out[name] = np.where(out[name] > 0, out[name] - 1, np.nan)
     return out
 
 
