@@ -161,7 +161,7 @@ def _scan(conn: Connection, batches: list[int], in_batches):
     if conn.dialect.name != "sqlite":
         return in_batches
     t = _T
-    total = conn.execute(select(func.count()).select_from(Trajectory.__table__)).scalar_one()
+    total = conn.execute(select(func.count()).select_from(_T.id.table)).scalar_one()
     mine = conn.execute(select(func.count()).where(in_batches)).scalar_one()
     return (t.batch_id + 0).in_(batches) if 2 * mine >= total else in_batches
 
