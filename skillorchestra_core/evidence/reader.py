@@ -2,10 +2,10 @@
 
 Turning a million SQL rows into Python objects is what reading costs, so the reader asks the database for as few
 values as it can: one DISTINCT pass over a few flags first finds the version's (agent, mode, source) groups, which
-optional columns hold any value and which values are small whole numbers; the row pass then fetches numbers only
-(no text, no join) straight from the DB-API cursor (no ORM rows), with whole numbers packed mixed-radix into as few
-values per row as stay exact as floats (below 2**53): the trajectory id, the query id with its group codes, a 0/1
-score and token counts (NULL -> 0, n -> n + 1), typically two numbers per trajectory. Columns that are NULL
+optional columns hold any value and whether every score is 0 or 1; the row pass then fetches numbers only (no text,
+no join) straight from the DB-API cursor (no ORM rows), whole numbers packed mixed-radix into as few values per row
+as stay exact as floats (below 2**53): typically the trajectory id, the query id with its group codes and a 0/1
+score become one number. Token counts stay plain (small integers are cheap to fetch). Columns that are NULL
 everywhere are never fetched. The query's external id, split and task come from the query table (one row per
 query, not per trajectory) by a vectorised lookup. Plain SQL through SQLAlchemy Core: SQLite and PostgreSQL alike.
 """

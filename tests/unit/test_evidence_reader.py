@@ -69,3 +69,32 @@ def test_packed_reads_equal_the_joined_query_whatever_the_values(demo_db_url, ch
         got = profile.load_outcomes(s, version_id)
     assert len(got) > 0
     pd.testing.assert_frame_equal(got, expected)
+
+
+def test_the_routing_model_from_the_reader_equals_the_one_from_the_joined_query(demo_db_url):
+    import dataclasses
+
+    import numpy as np
+
+    from skillorchestra_core.db.models import Query
+    from skillorchestra_core.routing.build import build_routing_model, model_from_frames
+
+    with session(demo_db_url) as s:
+        loaded = load_version(s, "demo-agents")
+        fast = build_routing_model(s, loaded)
+        queries = pd.read_sql(select(Query.id, Query.ext_id, Query.text, Query.split)
+                              .where(Query.handbook_id == loaded.handbook_id), s.connection())
+        frames = profile.frames_from_content(loaded.content, _joined(s, loaded.version_id))
+        oracle = model_from_frames(frames, loaded.content, handbook=loaded.handbook_name, version=loaded.number,
+                                   content_hash=loaded.content_hash, queries=queries, handbook_id=loaded.handbook_id,
+                                   version_id=loaded.version_id, synthetic=loaded.synthetic)
+    assert list(fast.modes) == list(oracle.modes) and len(fast.modes) > 1
+    for name, table in fast.modes.items():
+        for f in dataclasses.fields(table):
+            a, b = getattr(table, f.name), getattr(oracle.modes[name], f.name)
+            assert np.array_equal(a, b, equal_nan=True) if isinstance(a, np.ndarray) else a == b, f.name
+    for f in ("query_ids", "keys", "score", "cost", "trajectory"):
+        assert np.array_equal(getattr(fast.evidence, f), getattr(oracle.evidence, f), equal_nan=True), f
+    assert fast.evidence.texts == oracle.evidence.texts and fast.evidence.ext_ids == oracle.evidence.ext_ids
+    assert fast.skill_queries == oracle.skill_queries and fast.val_queries == oracle.val_queries
+    assert fast.settings == oracle.settings
