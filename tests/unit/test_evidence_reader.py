@@ -27,8 +27,8 @@ def _joined(s, version_id: int) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("name", ["demo-qa", "demo-agents"])
-def test_the_reader_equals_the_joined_query(demo_db_url, name):
-    with session(demo_db_url) as s:
+def test_the_reader_equals_the_joined_query(any_demo_db_url, name):
+    with session(any_demo_db_url) as s:
         version_id = load_version(s, name).version_id
         expected = _joined(s, version_id)
         got = profile.load_outcomes(s, version_id)
