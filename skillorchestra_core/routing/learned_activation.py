@@ -206,7 +206,7 @@ def _labelled(queries, mode: str, pos: dict[str, int]) -> tuple[list[str], np.nd
                 cols.append(j)
                 vals.append(w)
     dense = np.zeros((len(texts), len(pos)))
-    np.add.at(dense, (np.asarray(rows, np.int64), np.asarray(cols, np.int64)), np.asarray(vals, float))
+    dense[np.asarray(rows, np.int64), np.asarray(cols, np.int64)] = vals  # (row, leaf) pairs are distinct
     total = dense.sum(axis=1)
     some = total > 0
     if not some.any():
