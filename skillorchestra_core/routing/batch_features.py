@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from itertools import repeat
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -91,15 +91,21 @@ def term_counts(texts: list[str], vocab: dict[str, int], features: Callable[[str
 def counts_one_by_one(texts: list[str], vocab: dict[str, int],
                       features: Callable[[str], list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """term_counts text by text, straight from `features` (the definition; one 1 per occurrence)."""
+    return counts_of_terms(map(features, texts), len(texts), vocab)
+
+
+def counts_of_terms(terms: Iterable[list[str]], n: int,
+                    vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """term_counts of `n` texts whose terms are already known."""
     get = vocab.get
     ids: list[int] = []
-    lengths = np.empty(len(texts), dtype=np.int64)
-    for r, x in enumerate(texts):
+    lengths = np.empty(n, dtype=np.int64)
+    for r, x in enumerate(terms):
         before = len(ids)
-        ids.extend(map(get, features(x), repeat(-1)))
+        ids.extend(map(get, x, repeat(-1)))
         lengths[r] = len(ids) - before
     cols = np.asarray(ids, dtype=np.int64)
-    rows = np.repeat(np.arange(len(texts)), lengths)
+    rows = np.repeat(np.arange(n), lengths)
     known = cols >= 0
     return rows[known], cols[known], np.ones(int(known.sum()))
 

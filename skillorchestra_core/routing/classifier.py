@@ -20,7 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from skillorchestra_core.routing.batch_features import counts_one_by_one, separator_lookup, term_counts
+from skillorchestra_core.routing.batch_features import (
+    counts_of_terms,
+    counts_one_by_one,
+    separator_lookup,
+    term_counts,
+)
 
 MIN_DF = 2
 C_REG = 30.0  # inverse L2 strength per training query (the loss is a mean, the penalty 1 / (C n)); chosen on val
@@ -55,18 +60,21 @@ class Featuriser:
     idf: np.ndarray
 
     @classmethod
-    def fit(cls, texts: list[str], min_df: int = MIN_DF) -> "Featuriser":
+    def fit(cls, texts: list[str], min_df: int = MIN_DF, terms: list[list[str]] | None = None) -> "Featuriser":
+        """`terms`: the texts' `features`, when already computed."""
         df: Counter = Counter()
-        for x in texts:
-            df.update(set(features(x)))
+        for x in terms if terms is not None else map(features, texts):
+            df.update(set(x))
         floor = min(min_df, max(1, len(texts) // 2))  # tiny sets keep every term
-        terms = sorted(t for t, n in df.items() if n >= floor)
-        idf = np.log((1.0 + len(texts)) / (1.0 + np.array([df[t] for t in terms], float))) + 1.0
-        return cls({t: i for i, t in enumerate(terms)}, idf)
+        kept = sorted(t for t, n in df.items() if n >= floor)
+        idf = np.log((1.0 + len(texts)) / (1.0 + np.array([df[t] for t in kept], float))) + 1.0
+        return cls({t: i for i, t in enumerate(kept)}, idf)
 
-    def matrix(self, texts: list[str]) -> sparse.csr_matrix:
-        """(n, V) sublinear-tf x idf rows, L2-normalised; unknown terms are ignored. All texts are counted at once
-        (batch_features: the same counts as `features` text by text)."""
+    def matrix(self, texts: list[str], terms: list[list[str]] | None = None) -> sparse.csr_matrix:
+        """(n, V) sublinear-tf x idf rows, L2-normalised; unknown terms are ignored. `terms` as in `fit`; without
+        them all texts are counted at once (batch_features: the same counts as `features` text by text)."""
+        if terms is not None:
+            return self._weighted(len(texts), counts_of_terms(terms, len(texts), self.vocab))
         if getattr(self, "_lookup", None) is None:
             object.__setattr__(self, "_lookup", separator_lookup(self.vocab))
         return self._weighted(len(texts), term_counts(texts, self.vocab, features, _TOKEN, self._lookup))
@@ -127,26 +135,56 @@ def softmax(z: np.ndarray) -> np.ndarray:
 
 
 def train_classifier(texts: list[str], targets: np.ndarray, skills: list[str], *, c_reg: float = C_REG,
-                     max_iter: int = MAX_ITER) -> SkillClassifier:
-    """Fit on `texts` with soft `targets` (n, K) over `skills`."""
-    feat = Featuriser.fit(texts)
-    x = feat.matrix(texts)
-    xt = x.T.tocsr()
+                     max_iter: int = MAX_ITER, merge: bool = True) -> SkillClassifier:
+    """Fit on `texts` with soft `targets` (n, K) over `skills` (`merge`: identical rows as one, see below)."""
+    terms = [features(t) for t in texts]
+    feat = Featuriser.fit(texts, terms=terms)
+    x = feat.matrix(texts, terms)
     y = np.asarray(targets, float)
     n, d, k = x.shape[0], x.shape[1], y.shape[1]
     reg = 1.0 / (c_reg * n)
+    x, y, count = merge_duplicates(x, y) if merge else (x, y, None)
 
     def loss_grad(w: np.ndarray) -> tuple[float, np.ndarray]:
         coef, b = w[: d * k].reshape(d, k), w[d * k:]
         z = np.asarray(x @ coef) + b
         z -= z.max(axis=1, keepdims=True)
-        lse = np.log(np.exp(z).sum(axis=1, keepdims=True))
-        g = (np.exp(z - lse) - y) / n
-        loss = -float((y * (z - lse)).sum()) / n + 0.5 * reg * float((coef * coef).sum())
+        z -= np.log(np.exp(z).sum(axis=1, keepdims=True))  # log-probabilities
+        g = np.exp(z) - y
+        if count is not None:  # a merged row stands for `count` identical training rows
+            g *= count
+            z *= count
+        g /= n
+        loss = -float((y * z).sum()) / n + 0.5 * reg * float((coef * coef).sum())
         return loss, np.concatenate([(xt @ g + reg * coef).ravel(), g.sum(axis=0)])
 
+    xt = x.T.tocsr()
     w = lbfgs(loss_grad, np.zeros(d * k + k), max_iter)
     return SkillClassifier(list(skills), feat, w[: d * k].reshape(d, k).copy(), w[d * k:].copy())
+
+
+def merge_duplicates(x: sparse.csr_matrix, y: np.ndarray, worth: float = 0.5
+                     ) -> tuple[sparse.csr_matrix, np.ndarray, np.ndarray | None]:
+    """Training rows with identical features, merged into one row carrying their count and mean target: the same
+    loss and gradient in exact arithmetic (only the order of the sums differs), over fewer rows. Done only when at
+    most `worth` of the rows remain (texts that differ only in words seen once, as templated questions do);
+    otherwise the rows are returned as they are, with count None."""
+    n = x.shape[0]
+    if n < 2:
+        return x, y, None
+    indptr, indices, data = x.indptr, x.indices, x.data
+    first: dict[bytes, int] = {}
+    group = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        lo, hi = indptr[r], indptr[r + 1]
+        group[r] = first.setdefault(indices[lo:hi].tobytes() + data[lo:hi].tobytes(), len(first))
+    if len(first) > worth * n:
+        return x, y, None
+    keep = np.unique(group, return_index=True)[1]  # the first row of each group, in group order
+    count = np.bincount(group, minlength=len(keep)).astype(float)
+    mean = np.zeros((len(keep), y.shape[1]))
+    np.add.at(mean, group, y)
+    return x[keep], mean / count[:, None], count[:, None]
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:

@@ -7,6 +7,7 @@ the text -> query id maps are built on first use (most processes route a query o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
@@ -17,6 +18,20 @@ Outcome = tuple[float, "float | None", int]  # (score, cost in USD or None, traj
 
 def normalise_text(text: str) -> str:
     return " ".join(text.split()).lower()
+
+
+_SPACES = re.compile(r"\s+")  # str.split()'s whitespace (both use Py_UNICODE_ISSPACE)
+_AROUND = re.compile(" ?\x00 ?")
+
+
+def normalise_texts(texts: list[str]) -> list[str]:
+    """[normalise_text(t) for t in texts], done on one joined string (a few C passes instead of 4 calls a text).
+    NUL, the separator, is neither space nor cased, so every text is treated as if alone (even a final sigma)."""
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != max(len(texts) - 1, 0):  # a text holding NUL itself: one by one
+        return [normalise_text(t) for t in texts]
+    out = _AROUND.sub("\x00", _SPACES.sub(" ", joined)).strip(" ").lower().split("\x00")
+    return out if texts else []
 
 
 def _codes(values) -> tuple[list[str], np.ndarray]:
@@ -56,7 +71,7 @@ class EvidenceIndex:
         keys, first = np.unique(packed[order], return_index=True)
         rows = order[first]
         return cls(np.asarray(query_ids, np.int64), [str(e) for e in ext_ids],
-                   [normalise_text(str(t)) for t in texts], modes, agents, keys,
+                   normalise_texts([str(t) for t in texts]), modes, agents, keys,
                    np.asarray(score, float)[rows], np.asarray(cost, float)[rows], trajectory[rows])
 
     # -- queries -----------------------------------------------------------------------------------------------

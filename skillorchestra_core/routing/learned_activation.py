@@ -61,18 +61,31 @@ class BatchActivation:
 
 def keep_weights(p: np.ndarray, top_k: int, mass: float) -> np.ndarray:
     """Keep each row's most probable skills until `mass` is reached (at most top_k), renormalised."""
-    if not p.size:
-        return p
-    order = np.argsort(-p, axis=1, kind="stable")
-    sorted_p = np.take_along_axis(p, order, axis=1)
-    before = np.cumsum(sorted_p, axis=1) - sorted_p  # mass of the better skills
-    total = p.sum(axis=1, keepdims=True)
-    keep_sorted = (before < mass * total - 1e-12) & (np.arange(p.shape[1]) < top_k) & (sorted_p > 0)
-    keep = np.zeros_like(keep_sorted)
-    np.put_along_axis(keep, order, keep_sorted, axis=1)
-    w = np.where(keep, p, 0.0)
-    s = w.sum(axis=1, keepdims=True)
-    return np.divide(w, s, out=np.zeros_like(w), where=s > 0)
+    return _Ranked(p).keep(top_k, mass)
+
+
+class _Ranked:
+    """Each row's skills sorted once, so that several (top_k, mass) choices cost no further sort."""
+
+    def __init__(self, p: np.ndarray):
+        self.p = p
+        if p.size:
+            self.order = np.argsort(-p, axis=1, kind="stable")
+            self.sorted_p = np.take_along_axis(p, self.order, axis=1)
+            self.before = np.cumsum(self.sorted_p, axis=1) - self.sorted_p  # mass of the better skills
+            self.total = p.sum(axis=1, keepdims=True)
+
+    def keep(self, top_k: int, mass: float) -> np.ndarray:
+        p = self.p
+        if not p.size:
+            return p
+        keep_sorted = (self.before < mass * self.total - 1e-12) & (np.arange(p.shape[1]) < top_k) & \
+            (self.sorted_p > 0)
+        keep = np.zeros_like(keep_sorted)
+        np.put_along_axis(keep, self.order, keep_sorted, axis=1)
+        w = np.where(keep, p, 0.0)
+        s = w.sum(axis=1, keepdims=True)
+        return np.divide(w, s, out=np.zeros_like(w), where=s > 0)
 
 
 class LearnedActivator:
@@ -106,12 +119,13 @@ class LearnedActivator:
         model.settings.setdefault("activation", {})[self.mode] = chosen.to_dict()
         return chosen
 
-    def scores(self, texts: list[str], temperature: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(classifier probability (Q, L) on labelled columns, profile similarity (Q, L), known (Q,))."""
+    def scores(self, texts: list[str], temperature: float, x=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(classifier probability (Q, L) on labelled columns, profile similarity (Q, L), known (Q,)); `x`: the
+        texts' feature matrix, when already computed."""
         q, n = len(texts), len(self.skills)
         prob, known = np.zeros((q, n)), np.zeros(q, bool)
         if self.classifier is not None:
-            x = self.classifier.featuriser.matrix(texts)
+            x = self.classifier.featuriser.matrix(texts) if x is None else x
             known = self.classifier.featuriser.known_words(x)
             prob[:, self.columns] = _softmax(np.asarray(x @ self.classifier.coef) + self.classifier.intercept,
                                              temperature)
@@ -122,13 +136,21 @@ class LearnedActivator:
         return prob, sims, known
 
     def combine(self, prob, sims, known, s: ActivationSettings) -> np.ndarray:
-        share = s.profile_share if self.classifier is not None else 1.0
+        return self._combine_all(prob, sims, known, s.profile_share)(s.top_k, s.mass)
+
+    def _combine_all(self, prob, sims, known, profile_share: float):
+        """combine() for one profile share, as a function of (top_k, mass): the mix and its sort are done once."""
+        share = profile_share if self.classifier is not None else 1.0
         mass = sims.sum(axis=1, keepdims=True)
         prof = np.divide(sims, mass, out=np.zeros_like(sims), where=mass > 0)
         scale = np.where(mass > 0, 1.0 - share, 1.0)  # no similar unlabelled skill: the classifier gets it all
-        w = keep_weights(prob * scale + share * prof, s.top_k, s.mass)
-        w[~known] = 0.0
-        return w
+        ranked = _Ranked(prob * scale + share * prof)
+
+        def weights(top_k: int, keep_mass: float) -> np.ndarray:
+            w = ranked.keep(top_k, keep_mass)
+            w[~known] = 0.0
+            return w
+        return weights
 
     def batch(self, texts: list[str], top_k: int | None = None) -> BatchActivation:
         s = self.settings
@@ -145,43 +167,51 @@ def choose_settings(act: LearnedActivator, table, texts: list[str], targets: np.
     go to the simpler setting (fewer skills, less profile)."""
     if not len(texts) or act.classifier is None:
         return ActivationSettings()
-    logits = act.classifier.logits(texts)
+    x = act.classifier.featuriser.matrix(texts)
+    logits = np.asarray(x @ act.classifier.coef) + act.classifier.intercept
     on_labelled = targets[:, act.columns].sum(axis=1) > 0
     y = targets[on_labelled][:, act.columns]
     temperature = fit_temperature(logits[on_labelled], y / y.sum(axis=1, keepdims=True))
-    prob, sims, known = act.scores(texts, temperature)
+    prob, sims, known = act.scores(texts, temperature, x)
     cols = table.indices(act.skills)
     mean = table.mean[:, cols]  # (A, L)
     truth = targets @ mean.T
     shares = PROFILE_SHARES if (~act.labelled).any() else (0.0,)
     best, best_err = None, np.inf
     for share in shares:
+        weights = act._combine_all(prob, sims, known, share)
         for top_k in TOP_KS:
             for mass in MASSES:
-                s = ActivationSettings(temperature, top_k, mass, share)
-                w = act.combine(prob, sims, known, s)
+                w = weights(top_k, mass)
                 pred = np.where(w.sum(axis=1, keepdims=True) > 0, w @ mean.T, table.general)
                 err = float(np.sqrt(np.mean((pred - truth) ** 2)))
                 if err < best_err - 1e-12:
-                    best, best_err = s, err
+                    best, best_err = ActivationSettings(temperature, top_k, mass, share), err
     return ActivationSettings(best.temperature, best.top_k, best.mass, best.profile_share,
                               f"val ({len(texts)} queries: text and attributions)", len(texts), round(best_err, 6))
 
 
 def _labelled(queries, mode: str, pos: dict[str, int]) -> tuple[list[str], np.ndarray]:
     """Texts and (n, L) attribution weights of the queries of `mode` with weight on some leaf."""
-    texts, rows = [], []
+    texts, rows, cols, vals = [], [], [], []
     for text, m, weights in queries:
         if m != mode:
             continue
-        row = np.zeros(len(pos))
+        r = len(texts)
+        texts.append(text)
         for k, w in weights.items():
-            if k in pos:
-                row[pos[k]] += w
-        if row.sum() > 0:
-            texts.append(text)
-            rows.append(row / row.sum())
-    return texts, np.array(rows) if rows else np.zeros((0, len(pos)))
+            j = pos.get(k)
+            if j is not None:
+                rows.append(r)
+                cols.append(j)
+                vals.append(w)
+    dense = np.zeros((len(texts), len(pos)))
+    dense[np.asarray(rows, np.int64), np.asarray(cols, np.int64)] = vals  # (row, leaf) pairs are distinct
+    total = dense.sum(axis=1)
+    some = total > 0
+    if not some.any():
+        return [], np.zeros((0, len(pos)))
+    return [t for t, ok in zip(texts, some.tolist()) if ok], dense[some] / total[some, None]
 
 
 def _softmax(z: np.ndarray, temperature: float) -> np.ndarray:

@@ -80,3 +80,13 @@ def test_labelled_neighbours_are_unchanged_on_the_demo(demo_db_url):
     expected = [(str(train[q]), str(m), dict(zip(g["skill"], g["weight"].astype(float))))
                 for (q, m), g in a.groupby(["query_id", "mode"], sort=True)]
     assert _skill_queries(queries, frames, ("train",)) == expected and expected
+
+
+def test_texts_normalised_together_equal_each_normalised_alone():
+    from skillorchestra_core.routing.evidence_index import normalise_text, normalise_texts
+
+    texts = ["  Hello   World ", "", " ", "\tTabs\nand\r\nlines\u2003em-space\u00a0nbsp ", "ΟΔΟΣ ΟΔΟΣ", "ΟΔΟΣ",
+             "Σ", "aΣ", "İstanbul", "x\u200by", "\x1cfile-sep\x1d", "trailing \u3000", "ß", "AB CD"]
+    assert normalise_texts(texts) == [normalise_text(t) for t in texts]
+    assert normalise_texts(["a\x00b", " B "]) == ["a\x00b", "b"]  # a NUL inside a text: one by one
+    assert normalise_texts([]) == [] and normalise_texts([" "]) == [""]

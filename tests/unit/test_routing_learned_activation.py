@@ -36,6 +36,32 @@ def test_training_is_deterministic_and_probabilities_are_distributions():
     assert sharper[0, 0] > p[0, 0]
 
 
+def test_merging_identical_training_rows_fits_the_same_classifier():
+    texts = [f"{t} ref{i}x{j}" for i in range(5) for j, t in enumerate(TEXTS)]  # each ref is seen once: no feature
+    y = np.tile(Y, (5, 1))
+    y[0] = [0.5, 0.5, 0.0]  # merged rows average their soft labels
+    merged = train_classifier(texts, y, ["math", "history", "code"])
+    plain = train_classifier(texts, y, ["math", "history", "code"], merge=False)
+    x = merged.featuriser.matrix(texts)
+    assert x.shape[0] == 30 and len({x[[r]].toarray().tobytes() for r in range(30)}) == 6  # 5x fewer rows
+    assert merged.featuriser.vocab == plain.featuriser.vocab
+    assert np.allclose(merged.coef, plain.coef, rtol=1e-6, atol=1e-9)
+    assert np.allclose(merged.intercept, plain.intercept, rtol=1e-6, atol=1e-9)
+    probe = ["Compute 10 plus 1", "Which king ruled France?", "python please", *texts]
+    assert np.allclose(merged.proba(probe), plain.proba(probe), atol=1e-9)
+
+
+def test_rows_that_are_mostly_distinct_are_not_merged():
+    from skillorchestra_core.routing.classifier import merge_duplicates
+
+    x = Featuriser.fit(TEXTS, min_df=1).matrix(TEXTS + TEXTS[:1])
+    same, y, count = merge_duplicates(x, np.eye(7))
+    assert same is x and count is None
+    merged, mean, count = merge_duplicates(x, np.eye(7), worth=1.0)
+    assert merged.shape[0] == 6 and count.ravel().tolist() == [2, 1, 1, 1, 1, 1]
+    assert mean[0].tolist() == [0.5, 0, 0, 0, 0, 0, 0.5]
+
+
 def test_featuriser_ignores_unknown_words_and_marks_shape():
     f = Featuriser.fit(TEXTS, min_df=1)
     m = f.matrix(["zzz qqq", "Compute 3"])
