@@ -15,14 +15,16 @@ from support.page_draw import wait_drawn
 VIEWPORT = {"width": 1280, "height": 900}
 QUESTION = "Which emperor ruled Rome after the fall of Carthage?"
 
-# Text cut off by the layout: wider than its box while overflow is hidden (ellipsis or clipping).
+# Text cut off by the layout: wider than its box while overflow is hidden (ellipsis or clipping) or scrolled away
+# (a segmented control too wide for its column scrolls its last options out of sight).
 TRUNCATED = """() => {
   const out = [];
   const main = document.querySelector('[data-testid="stMain"]');
   for (const el of main.querySelectorAll('[data-testid="stMarkdownContainer"] *, [data-testid="stCaptionContainer"],'
-      + ' [data-testid="stMetricValue"], [data-testid="stMetricLabel"], [data-testid="stWidgetLabel"] *')) {
+      + ' [data-testid="stMetricValue"], [data-testid="stMetricLabel"], [data-testid="stWidgetLabel"] *,'
+      + ' [data-testid="stButtonGroup"] *')) {
     const cs = getComputedStyle(el);
-    const clips = cs.textOverflow === 'ellipsis' || cs.overflowX === 'hidden' || cs.overflow === 'hidden';
+    const clips = cs.textOverflow === 'ellipsis' || ['hidden', 'auto', 'scroll'].includes(cs.overflowX);
     if (clips && el.scrollWidth > el.clientWidth + 1 && el.innerText.trim()) out.push(el.innerText.slice(0, 80));
   }
   return out;
@@ -199,15 +201,21 @@ def test_the_demo_script(open_context, app_server, warm_app, two_version_app, wa
     dark_bg = sum(int(v) for v in re.findall(r"\d+", label_bg)[:3]) < 200
     assert dark_bg == (theme == "dark"), label_bg  # the graph follows the theme
     screenshot(pg, f"demo-{theme}-graph")
-    pg.go_back()
+    # back on the Playground through the navigation: the same result, inputs and headline (state kept)
+    pg.locator('[data-testid="stSidebarNav"]').get_by_text("Playground", exact=True).click()
+    pg.get_by_role("button", name=export).first.wait_for()
     wait_for_app(pg)
+    assert pg.get_by_label("Query").input_value() == QUESTION and "lam=2" in pg.url
+    assert _headline(pg) == agent
+    evidence = pg.get_by_role("link", name=re.compile(r": evidence$")).first
+    assert evidence.inner_text().startswith(f"{agent} on ")
     draw_times.record("Posteriors (evidence link)", theme, _timed(
-        pg, lambda: pg.get_by_role("link", name="evidence").first.click(),
-        lambda: pg.get_by_role("heading", name="Posteriors").wait_for()))
+        pg, evidence.click, lambda: pg.get_by_role("heading", name="Posteriors").wait_for()))
     assert "agent=" in pg.url
     pg.get_by_role("tab", name="Evidence").click()
     pg.get_by_text("trajectories (weights").first.wait_for()
     wait_for_app(pg)
+    assert pg.get_by_label("Agent", exact=True).input_value() == agent  # the evidence of the linked cell
     _no_exception_no_truncation(pg, "evidence", headline=False)
     screenshot(pg, f"demo-{theme}-evidence")
     assert pg.external == []
