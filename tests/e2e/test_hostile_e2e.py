@@ -1,9 +1,10 @@
 """E2E: every page over a database whose handbook, mode, skill and agent names, descriptions, queries and authors
 carry a Markdown image and link to another host, a bare URL, a <script> and an <img onerror>.
 
-On every page: no request leaves the app (each one is recorded, and aborted, at the browser context), no script of
-the data ran (window.__pwned stays undefined in every frame, no dialog), no link or image to the other host exists in
-the DOM, and the names read as the literal text they are.
+On every page, and on the Graph in each node panel, each view and each picker: no request leaves the app (each one
+is recorded, and aborted, at the browser context), no script of the data ran (window.__pwned stays undefined in every
+frame, no dialog), no link or image to the other host exists in the DOM, and the names read as the literal text
+they are.
 """
 
 from __future__ import annotations
