@@ -34,7 +34,7 @@ class PosteriorControls:
 
 
 def top_controls(default_prior: PriorConfig) -> tuple[float, PriorConfig, str]:
-    c1, c2, c3 = st.columns([3, 3, 3])
+    c1, c2, c3 = st.columns([4, 3, 3])  # five levels fit at 1280 px with the sidebar open (else 99% scrolls away)
     level = c1.segmented_control("Credible level", CREDIBLE_LEVELS, default=0.95, key="post:level",
                                  persist_state="session", format_func=lambda x: f"{x:.0%}") or 0.95
     kind = c2.radio("Prior", list(PRIORS), format_func=PRIORS.get, key="post:prior", horizontal=True,

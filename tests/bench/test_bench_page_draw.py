@@ -10,29 +10,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import statistics
-import time
 from urllib.parse import quote
 
 import pytest
+from support.page_draw import BUDGET_S, visit, write_trivial
 from support.streamlit_server import CHROMIUM, CHROMIUM_ARGS, AppLauncher
 
 pytestmark = [pytest.mark.bench,
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Debian chromium at {CHROMIUM}")]
 
-BUDGET_S = 1.5
 REPEATS = 5
 QUESTION = "Which emperor ruled Rome after the fall of Carthage?"
-TRIVIAL = 'import streamlit as st\n\nst.title("Trivial")\nst.write("A trivial page, for the baseline.")\n'
-DRAWN = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
-  if (document.querySelector('[data-testid="stSkeleton"]')) return false;
-  for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) if (!c.querySelector('.main-svg'))
-    return false;
-  for (const d of document.querySelectorAll('[data-testid="stDataFrame"]')) if (!d.querySelector('canvas'))
-    return false;
-  return !!document.querySelector('[data-testid="stMain"] h1, [data-testid="stMain"] h2');
-}"""
 PAGES = {
     "Overview": "/?handbook=demo-qa",
     "Graph": "/graph?handbook=demo-qa",
@@ -67,8 +55,7 @@ def servers(demo_db_file, tmp_path_factory):
             route_query(s, "demo-qa", None, f"{QUESTION} ({i})", RouteOptions(), actor="bench")
         s.commit()
     dispose_engines()
-    (work / "trivial.py").write_text(TRIVIAL)
-    studio, trivial = AppLauncher(work), AppLauncher(work, script=str(work / "trivial.py"), cwd=work)
+    studio, trivial = AppLauncher(work), AppLauncher(work, script=str(write_trivial(work)), cwd=work)
     try:
         yield studio(f"sqlite:///{db}"), trivial(f"sqlite:///{db}")
     finally:
@@ -76,17 +63,10 @@ def servers(demo_db_file, tmp_path_factory):
         trivial.stop()
 
 
-def _visit(page, url: str) -> float:
-    t0 = time.perf_counter()
-    page.goto(url)
-    page.wait_for_function(DRAWN, timeout=60_000, polling=25)
-    return time.perf_counter() - t0
-
-
 def _draw_time(browser, url: str) -> float:
     """A first visit in a fresh browser profile (nothing cached in the browser)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    elapsed = _visit(context.new_page(), url)
+    elapsed = visit(context.new_page(), url)
     context.close()
     return elapsed
 
@@ -104,7 +84,7 @@ def test_bench_page_draw_times(servers, bench_report):
             cold = {name: _draw_time(browser, url) for name, url in urls.items()}
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             page = context.new_page()
-            warm = {name: statistics.median(_visit(page, url) for _ in range(REPEATS)) for name, url in urls.items()}
+            warm = {name: statistics.median(visit(page, url) for _ in range(REPEATS)) for name, url in urls.items()}
             context.close()
         finally:
             browser.close()

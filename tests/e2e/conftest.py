@@ -17,6 +17,9 @@ Fixtures for every e2e test module:
 - `open_context`: `open_context(viewport, color_scheme) -> (context, page)`, a page recording requests outside the
   app origins in `page.external` (for tests that need a viewport, a theme or a second browser context).
 - `copy_db` (session): `copy_db(url, target_path) -> url`, a copy of a SQLite database.
+- `draw_times` (session): `draw_times.record(page_name, column, seconds)`; `draw_times.trivial(column, new_page)`
+  times a trivial Streamlit page (its own server, started on first use) in a fresh `new_page()`. The table is
+  printed at the end of the run, with the budget of tests/bench/test_bench_page_draw.py (printed, never asserted).
 The server launcher itself lives in tests/support/streamlit_server.py (the browser benchmarks use it too).
 
 All tests in tests/e2e are marked `e2e` and skip, with the reason, when /usr/bin/chromium is absent.
@@ -30,6 +33,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from support.page_draw import BUDGET_S, visit, write_trivial
 from support.streamlit_server import APP_ORIGINS, CHROMIUM, CHROMIUM_ARGS, ROOT, AppLauncher
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -240,3 +244,63 @@ def copy_db():
         return f"sqlite:///{target}"
 
     return _copy
+
+
+class DrawTimes:
+    """Page draw times seen by the e2e tests (seconds, by page and column), beside the trivial page's."""
+
+    def __init__(self, launcher: AppLauncher):
+        self.launcher = launcher
+        self.rows: dict[str, dict[str, float]] = {}
+        self.not_pages: set[str] = set()
+        self._trivial_url: str | None = None
+
+    def record(self, page_name: str, column: str, seconds: float, page: bool = True) -> None:
+        """`page=False`: an action that is not a page draw (e.g. routing), shown without the budget's verdict."""
+        self.rows.setdefault(page_name, {})[column] = seconds
+        if not page:
+            self.not_pages.add(page_name)
+
+    def trivial(self, column: str, new_page) -> None:
+        """Time the trivial page in a fresh page from `new_page()` (its server is started and warmed first)."""
+        if self._trivial_url is None:
+            self._trivial_url = self.launcher("sqlite://")  # the trivial page never opens it
+            visit(new_page(), self._trivial_url)  # the server's first run
+        self.record(TRIVIAL_ROW, column, visit(new_page(), self._trivial_url))
+
+    def table(self) -> list[str]:
+        columns = sorted({c for row in self.rows.values() for c in row})
+        base = self.rows.get(TRIVIAL_ROW, {})
+        lines = [f"page draw in chromium (e2e, warm servers, seconds to fully drawn; load average "
+                 f"{os.getloadavg()[0]:.1f}); budget: the trivial page + {BUDGET_S:.1f} s",
+                 f"  {'page':<42}" + "".join(f"{c:>18}" for c in columns)]
+        for name in [TRIVIAL_ROW] + sorted(n for n in self.rows if n != TRIVIAL_ROW):
+            cells = []
+            for c in columns:
+                secs = self.rows.get(name, {}).get(c)
+                verdict = "" if name in self.not_pages | {TRIVIAL_ROW} or c not in base or secs is None else (
+                    " ok" if secs - base[c] <= BUDGET_S else " OVER")
+                cells.append(f"{'-' if secs is None else f'{secs:.2f} s'}{verdict:<5}".rjust(18))
+            lines.append(f"  {name:<42}" + "".join(cells))
+        return lines
+
+
+TRIVIAL_ROW = "(trivial Streamlit page)"
+_DRAW_TIMES: list[DrawTimes] = []
+
+
+@pytest.fixture(scope="session")
+def draw_times(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("e2e-trivial")
+    times = DrawTimes(AppLauncher(folder, script=str(write_trivial(folder)), cwd=folder))
+    _DRAW_TIMES.append(times)
+    yield times
+    times.launcher.stop()
+
+
+def pytest_terminal_summary(terminalreporter):
+    for times in _DRAW_TIMES:
+        if times.rows:
+            terminalreporter.section("page draw times")
+            for line in times.table():
+                terminalreporter.write_line(line)

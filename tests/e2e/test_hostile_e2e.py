@@ -1,9 +1,10 @@
 """E2E: every page over a database whose handbook, mode, skill and agent names, descriptions, queries and authors
 carry a Markdown image and link to another host, a bare URL, a <script> and an <img onerror>.
 
-On every page: no request leaves the app (each one is recorded, and aborted, at the browser context), no script of
-the data ran (window.__pwned stays undefined in every frame, no dialog), no link or image to the other host exists in
-the DOM, and the names read as the literal text they are.
+On every page, and on the Graph in each node panel, each view and each picker: no request leaves the app (each one
+is recorded, and aborted, at the browser context), no script of the data ran (window.__pwned stays undefined in every
+frame, no dialog), no link or image to the other host exists in the DOM, and the names read as the literal text
+they are.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import pytest
 
 # Links, images and frames whose target is a host named in the data (same-origin links may carry names in their
 # query string, URL-encoded, and are fine).
+# (A srcdoc iframe's location is about:srcdoc; its document.baseURI is the app's.)
 OFF_ORIGIN_ELEMENTS = """() => [...document.querySelectorAll('a[href], img[src], link[href], iframe[src], source[src]')]
-    .filter(e => { const u = new URL(e.getAttribute('href') || e.getAttribute('src'), location.href);
+    .filter(e => { const u = new URL(e.getAttribute('href') || e.getAttribute('src'), document.baseURI);
                    return ['198.51.100.7', 'www.example.org', 'example.org'].includes(u.hostname); })
     .map(e => e.outerHTML.slice(0, 200))"""
 # What a reader sees: the page's text without the invisible joiners that keep URLs from becoming links.
@@ -84,7 +86,7 @@ def test_overview(hostile, guarded, wait_for_app):
     _check(guarded, H.HANDBOOK, H.AUTHOR)
 
 
-@pytest.mark.parametrize("node", ["agent"])
+@pytest.mark.parametrize("node", ["agent", "skill", "mode"])
 def test_graph_node_panels(hostile, guarded, wait_for_app, node):
     base, keys = hostile
     ident, heading = {"agent": (f"agent:{H.AGENT_A}", f"Agent · {H.AGENT_A}"),
@@ -93,7 +95,80 @@ def test_graph_node_panels(hostile, guarded, wait_for_app, node):
     guarded.goto(_url(base, "graph", node=ident))
     wait_for_app(guarded)
     guarded.locator(".js-plotly-plot").first.wait_for()
-    _check(guarded, H.HANDBOOK, heading)
+    for expander in guarded.locator('[data-testid="stMain"] [data-testid="stExpander"] summary').all()[1:]:
+        expander.click()  # the panel's Examples, Provenance or Insights (the first one is "More filters")
+    wait_for_app(guarded)
+    _check(guarded, H.HANDBOOK, heading, *([H.QUERY] if node == "skill" else []))
+
+
+# What each view draws the hostile skill's label with: Plotly annotations, the SVG of the DOT view, vis-network's
+# canvas (its tooltip is a div filled with innerText, read by hovering the node).
+LABEL_START = H.TASKS[0][:39]  # labels are cut at 40 characters, tooltips at 80
+
+
+@pytest.mark.parametrize("view", ["Clickable", "Explore (physics)", "Hierarchy (DOT)"])
+def test_graph_views(hostile, guarded, wait_for_app, view):
+    base, keys = hostile
+    guarded.goto(_url(base, "graph", node=f"skill:{keys[1]}"))
+    wait_for_app(guarded)
+    guarded.locator('[data-testid="stMain"]').get_by_text(view, exact=True).click()
+    wait_for_app(guarded)
+    if view == "Clickable":
+        labels = guarded.locator(".js-plotly-plot .annotation-text")
+        labels.first.wait_for()
+        drawn = labels.all_text_contents()
+    elif view == "Hierarchy (DOT)":
+        svg = guarded.locator('[data-testid="stGraphVizChart"] svg')
+        svg.wait_for()
+        drawn = svg.locator("text").all_text_contents()
+    else:
+        drawn = [_hover_vis_node(guarded, keys[1])]
+    assert any(LABEL_START in t for t in drawn), drawn
+    _check(guarded, H.HANDBOOK, f"Skill · {H.TASKS[0]}")
+
+
+def test_graph_search_and_filters(hostile, guarded, wait_for_app):
+    """The search-hit picker, the mode and agent filters and the subtree picker list the names as text."""
+    base, keys = hostile
+    guarded.goto(_url(base, "graph"))
+    wait_for_app(guarded)
+    main = guarded.locator('[data-testid="stMain"]')
+    box = guarded.get_by_label("Search skills and agents")
+    box.fill("pwned")
+    box.press("Enter")
+    wait_for_app(guarded)
+    for picker in ("Search hits", "Modes", "Skill subtree", "Agents"):
+        more = main.locator("details", has_text="More filters").first
+        if picker == "Skill subtree" and not more.evaluate("d => d.open"):
+            more.locator("summary").click()
+            guarded.wait_for_timeout(800)  # the expander's opening animation
+        widget = main.locator('[data-testid="stSelectbox"], [data-testid="stMultiSelect"]').filter(
+            has=guarded.get_by_label(picker, exact=True))
+        widget.get_by_role("button", name="Open").click()
+        options = guarded.locator('[role="option"]')
+        options.first.wait_for()
+        shown = options.all_inner_texts()
+        _check(guarded)
+        guarded.keyboard.press("Escape")
+        assert any(H.TASKS[0] in t or H.MODE in t or H.AGENT_A in t for t in shown), (picker, shown)
+
+
+def _hover_vis_node(pg, key: str) -> str:
+    """Hover the skill's node in the vis-network iframe; its tooltip's text."""
+    frame_el = pg.locator('iframe[data-testid="stIFrame"]').first
+    frame_el.wait_for()
+    frame = frame_el.element_handle().content_frame()
+    frame.locator("canvas").wait_for()
+    pg.wait_for_timeout(1500)  # physics settles
+    ident = f"skill:{key}"
+    xy = frame.evaluate("id => { network.stopSimulation(); const p = network.getPositions([id])[id];"
+                        " return network.canvasToDOM(p); }", ident)
+    box = frame.locator("canvas").bounding_box()  # in the page's coordinates
+    pg.mouse.move(box["x"] + xy["x"], box["y"] + xy["y"])
+    tip = frame.locator("div.vis-tooltip")
+    tip.wait_for(state="visible")
+    assert tip.locator("img, a, script").count() == 0
+    return tip.inner_text()
 
 
 @pytest.mark.parametrize("tab", ["Forest plot", "Densities", "Heatmap", "Evidence"])
