@@ -75,7 +75,7 @@ def test_graph_and_posteriors_render(read_only_app, open_page, page, title):
     at = open_page(page, {"handbook": "demo-qa"})
     assert not at.exception, at.exception
     assert at.title[0].value == title
-    assert at.get("plotly_chart"), "the page draws its figure"
+    assert at.get("plotly_chart") or at.get("vega_lite_chart"), "the page draws its figure"
     assert any("learned from" in c.value or "showing" in c.value for c in at.caption)
 
 
