@@ -94,6 +94,7 @@ def _draw_time(browser, url: str) -> float:
     return elapsed
 
 
+@pytest.mark.timeout(1200)  # 13 pages x (1 + 3 fresh + 5 warm) visits on a busy machine
 def test_bench_page_draw_times(servers, bench_report):
     from playwright.sync_api import sync_playwright
 
