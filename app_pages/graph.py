@@ -14,7 +14,6 @@ from app_pages.components.graph_data import (
 )
 from app_pages.components.graph_panel import render_legend, render_node_panel
 from skillorchestra_core.graph.render_dot import dot_source
-from skillorchestra_core.graph.render_pyvis import pyvis_html
 from skillorchestra_core.graph.text import md_escape
 
 CHART_KEY = "graph:chart"
@@ -45,6 +44,8 @@ with left:
         st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=CHART_KEY,
                         config={"displaylogo": False, "scrollZoom": True})
     elif controls.view == VIEWS[1]:
+        from skillorchestra_core.graph.render_pyvis import pyvis_html  # 0.5 s to import: only for this view
+
         st.iframe(pyvis_html(view.graph, height="620px", theme=theme_type()), height=640,
                   alt="Mode-skill-agent graph (physics)")
     else:

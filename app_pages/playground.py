@@ -10,6 +10,7 @@ from app_pages.components.links import step_links
 from app_pages.components.playground_inputs import Request, lambda_slider, query_input, settings_inputs
 from app_pages.components.presenter import hide_chrome, presenter_toggle, stage, sweep
 from app_pages.components.trace_view import download_trace, md, render_header, render_step, render_trace
+from skillorchestra_core.errors import ReadOnlyDatabase
 from skillorchestra_core.handbook.store import list_versions
 from skillorchestra_core.routing.compare import executions, route_all
 from skillorchestra_core.routing.engine import RouteOptions
@@ -49,7 +50,7 @@ st.session_state["pg:visited"] = True
 
 def _route(store: bool) -> None:
     """Route every run (steps stream in while they are decided), then keep the traces in the session."""
-    live, failure = st.empty(), None
+    live, failure, read_only = st.empty(), None, None
     pause = store and st.session_state.get("pg:animate", True)
     with live.container():
         cols = st.columns(len(request.runs))
@@ -60,19 +61,27 @@ def _route(store: bool) -> None:
             if pause:
                 time.sleep(0.35)
 
+        options = RouteOptions(lam=lam, cost_unit=cost_unit, execute=execute)
+        actor = st.session_state.get("ctx:reviewer") or "playground"
         try:
             with open_session() as s:
-                traces = route_all(s, request.handbook, query, list(request.runs), RouteOptions(
-                    lam=lam, cost_unit=cost_unit, execute=execute), store=store, on_step=show,
-                    actor=st.session_state.get("ctx:reviewer") or "playground")
+                traces = route_all(s, request.handbook, query, list(request.runs), options, store=store,
+                                   on_step=show, actor=actor)
         except ValueError as exc:
             failure = str(exc)
+        except ReadOnlyDatabase as exc:  # routing only reads: show the result, say it was not logged
+            read_only, store = str(exc).splitlines()[0], False
+            with open_session() as s:
+                traces = route_all(s, request.handbook, query, list(request.runs), options, store=False,
+                                   actor=actor)
     live.empty()
     if failure is not None:
         st.error(md(f"Not routed (nothing stored): {failure}"))
         return
+    if read_only is not None:
+        st.error(md(f"Routed but not logged: {read_only}"))
     st.session_state["pg:result"] = {"key": request.key(), "traces": [t.to_json() for t in traces],
-                                     "stored": store}
+                                     "stored": store, "read_only": read_only is not None}
 
 
 if clicked and not query.strip():
@@ -108,6 +117,10 @@ if result:
                 download_trace(trace, key=f"pg:download:{i}")
     if not big:
         who = st.session_state.get("ctx:reviewer") or "playground"
-        st.caption(md(f"Stored as {who} (the sidebar's Reviewer): find it again on the Decisions page.")
-                   if result.get("stored") else "Opened from a link: not stored (press Route to store it).")
+        if result.get("stored"):
+            st.caption(md(f"Stored as {who} (the sidebar's Reviewer): find it again on the Decisions page."))
+        elif result.get("read_only"):
+            st.caption("Not logged: the database is read-only (the Decisions page will not list it).")
+        else:
+            st.caption("Opened from a link: not stored (press Route to store it).")
         st.caption("Link to this result: the page URL (handbook, version, query, router, lambda) reproduces it.")

@@ -28,7 +28,7 @@ def _summaries(url: str, stamp: tuple) -> list[HandbookSummary]:
 def _overview(url: str, handbook: str, version: int, stamp: tuple) -> VersionOverview:
     data = base_data(handbook, version)  # the evidence the Graph and Posteriors read too, loaded once
     with open_session() as s:
-        return overview_of(s, data.loaded, data.frames)
+        return overview_of(s, data.loaded, data.frames, data.costs)
 
 
 def summaries() -> list[HandbookSummary]:

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app_pages.components.context import current_selection
 from skillorchestra_core.db import session
+from skillorchestra_core.gc_pause import gc_paused
 from skillorchestra_core.graph.filters import GraphFilter, GraphView, apply_filter
 from skillorchestra_core.graph.render_plotly import plotly_figure
 from skillorchestra_core.graph.service import VersionData, load_version_data, version_graph, with_level
@@ -109,7 +110,9 @@ def node_from_chart(chart_key: str) -> str | None:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _view(url: str, handbook: str, version: int, prior_kind: str, strength: float, flt: GraphFilter) -> GraphView:
-    return apply_filter(full_graph(url, handbook, version, prior_kind, strength), flt)
+    g = full_graph(url, handbook, version, prior_kind, strength)
+    with gc_paused():
+        return apply_filter(g, flt)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

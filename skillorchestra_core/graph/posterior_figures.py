@@ -1,4 +1,5 @@
-"""Plotly figures of the Posteriors page: forest plot, overlaid Beta densities, agent x skill heatmap.
+"""Plotly figures of the Posteriors page: overlaid Beta densities, agent x skill heatmap (the forest plot is
+Vega-Lite: posterior_vega).
 
 Names reach Plotly only HTML-escaped (tick labels, legends, hovers), so markup in a skill name shows as text.
 """
@@ -18,48 +19,6 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 
 def agent_colors(agents: list[str]) -> dict[str, str]:
     return {a: PALETTE[i % len(PALETTE)] for i, a in enumerate(agents)}
-
-
-def _skill_ticks(rows: pd.DataFrame) -> tuple[list[str], dict[str, int]]:
-    skills = list(dict.fromkeys(rows["skill"]))
-    names = dict(zip(rows["skill"], rows["name"]))
-    return [esc(short(names[k], 48)) for k in skills], {k: i for i, k in enumerate(skills)}
-
-
-def forest_figure(rows: pd.DataFrame, agents: list[str], level: float, score: str = MEAN) -> go.Figure:
-    """One row per skill, one marker (with its credible interval in mean mode) per agent."""
-    ticks, index = _skill_ticks(rows)
-    colors = agent_colors(agents)
-    k = max(len(agents), 1)
-    fig = go.Figure()
-    for j, agent in enumerate(agents):
-        r = rows[rows["agent"] == agent]
-        if r.empty:
-            continue
-        y = [-(index[s] + (j - (k - 1) / 2) * 0.7 / k) for s in r["skill"]]
-        hover = [esc(f"{agent} on {name} ({skill}): mean {m:.3f} [{lo:.3f}, {hi:.3f}] n={n:.1f} "
-                     f"empirical {'unseen' if u else f'{e:.3f}'} ({b})")
-                 for agent, name, skill, m, lo, hi, n, e, u, b in zip(
-                     r["agent"], r["name"], r["skill"], r["mean"], r["ci_low"], r["ci_high"], r["n"],
-                     r["empirical_rate"], r["unseen"], r["basis"])]
-        err = None
-        if score == MEAN:
-            err = {"type": "data", "symmetric": False, "array": (r["hi"] - r["x"]).tolist(),
-                   "arrayminus": (r["x"] - r["lo"]).tolist(), "thickness": 1.5, "width": 0}
-        symbols = ["x" if (u and score != MEAN) else "circle" for u in r["unseen"]]
-        fig.add_trace(go.Scatter(x=r["x"].tolist(), y=y, mode="markers", name=esc(agent), error_x=err,
-                                 marker={"color": colors[agent], "size": 8, "symbol": symbols},
-                                 customdata=[[agent, s] for s in r["skill"]], hovertext=hover, hoverinfo="text"))
-    what = f"posterior mean with {level:.0%} credible interval" if score == MEAN else SCORES[score]
-    fig.update_layout(
-        height=int(min(max(320, 30 * len(ticks) * max(1, k / 3) + 120), 4000)), hovermode="closest",
-        margin={"l": 10, "r": 10, "t": 30, "b": 40},
-        xaxis={"range": [-0.02, 1.02], "title": {"text": esc(what)}, "zeroline": False, "side": "bottom"},
-        yaxis={"tickmode": "array", "tickvals": [-i for i in range(len(ticks))], "ticktext": ticks,
-               "automargin": True},
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0.0},
-    )
-    return fig
 
 
 def density_figure(curves: pd.DataFrame, summary: pd.DataFrame, skill_label: str, level: float) -> go.Figure:

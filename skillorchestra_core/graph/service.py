@@ -8,6 +8,7 @@ import networkx as nx
 import pandas as pd
 from sqlmodel import Session
 
+from skillorchestra_core.gc_pause import gc_paused
 from skillorchestra_core.graph.build import build_graph
 from skillorchestra_core.handbook.store import LoadedVersion, load_version
 from skillorchestra_core.learning import profile
@@ -33,10 +34,11 @@ class VersionData:
 def load_version_data(s: Session, handbook: str, version: int | None, prior: PriorConfig | None = None,
                       level: float = 0.95) -> VersionData:
     prior = prior or PriorConfig()
-    loaded = load_version(s, handbook, version)
-    frames = profile.load_frames(s, loaded)
-    comp = profile.competence(frames, prior=prior, level=level)
-    return VersionData(loaded, frames, comp, profile.costs(frames), prior, level)
+    with gc_paused():  # a million rows read: see gc_pause
+        loaded = load_version(s, handbook, version)
+        frames = profile.load_frames(s, loaded)
+        comp = profile.competence(frames, prior=prior, level=level)
+        return VersionData(loaded, frames, comp, profile.costs(frames), prior, level)
 
 
 def with_level(data: VersionData, level: float, prior: PriorConfig | None = None) -> VersionData:
@@ -59,4 +61,6 @@ def queries_per_skill(frames: profile.VersionFrames) -> dict[str, int]:
 def version_graph(data: VersionData, with_edges: bool = True) -> nx.DiGraph:
     """The version's graph; `with_edges=False` keeps the posteriors as a frame only (what the Graph page draws
     from: its filters pick the few edges to show)."""
-    return build_graph(data.loaded.content, data.competence, queries_per_skill(data.frames), with_edges=with_edges)
+    with gc_paused():
+        return build_graph(data.loaded.content, data.competence, queries_per_skill(data.frames),
+                           with_edges=with_edges)

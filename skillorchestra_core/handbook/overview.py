@@ -32,8 +32,10 @@ def version_overview(s: Session, name: str, number: int | None = None) -> Versio
     return overview_of(s, loaded, profile.load_frames(s, loaded))
 
 
-def overview_of(s: Session, loaded: LoadedVersion, frames: profile.VersionFrames) -> VersionOverview:
-    """The overview of a version already loaded (the app shares one load of a version's evidence between pages)."""
+def overview_of(s: Session, loaded: LoadedVersion, frames: profile.VersionFrames,
+                costs: pd.DataFrame | None = None) -> VersionOverview:
+    """The overview of a version already loaded (the app shares one load of a version's evidence, and its
+    `costs`, between pages)."""
     name = loaded.handbook_name
     row = get_version(s, name, loaded.number)
     c = loaded.content
@@ -51,7 +53,7 @@ def overview_of(s: Session, loaded: LoadedVersion, frames: profile.VersionFrames
          "evidence queries": int(n_queries.get(k.key, 0)) if len(frames.attributions) else 0}
         for k in sorted(c.skills.values(), key=lambda k: (k.mode, k.key))
     ], columns=["mode", "skill", "name", "parent", "evidence queries"])
-    costs = profile.costs(frames)
+    costs = profile.costs(frames) if costs is None else costs
     agents = costs.merge(frames.agents[["agent", "mode", "model", "input_price_per_m", "output_price_per_m"]],
                          on=["agent", "mode"]).rename(columns={"cost": "cost per call (USD)"})
     versions = pd.DataFrame([

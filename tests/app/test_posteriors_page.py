@@ -14,7 +14,15 @@ def _figures(at):
 
 
 def _forest(at):
-    return _figures(at)[0]
+    """The forest plot (a Vega-Lite chart, the page's first view): its spec and its data."""
+    import pyarrow as pa
+
+    (chart,) = at.get("vega_lite_chart")
+    return json.loads(chart.proto.spec), pa.ipc.open_stream(chart.proto.data.data).read_pandas()
+
+
+def _x_title(spec) -> str:
+    return next(layer["encoding"]["x"]["title"] for layer in spec["layer"] if "title" in layer["encoding"]["x"])
 
 
 def _table(at, *columns):
@@ -30,10 +38,11 @@ def test_posteriors_render_every_demo_handbook(app_db, open_at, handbook):
     assert not at.exception
     assert at.title[0].value == "Posteriors"
     assert any(re.search(r"learned from [\d,]+ train queries", c.value) for c in at.caption)
-    figs = _figures(at)
-    assert len(figs) == 1  # lazy tabs: only the open one (the forest plot) is drawn
+    assert not _figures(at)  # lazy tabs: only the open one (the forest plot, in Vega-Lite) is drawn
+    spec, rows = _forest(at)
     agents = at.multiselect(key=f"post:agents:{handbook}").value
-    assert [t["name"] for t in figs[0]["data"]] == agents
+    assert spec["encoding"]["color"]["scale"]["domain"] == agents
+    assert set(rows["agent"]) == set(agents)
     assert _figures(_tab(at, "Densities"))[0]["data"][0]["fill"] == "tozeroy"
     heat = _figures(_tab(at, "Heatmap"))[0]
     assert heat["data"][0]["type"] == "heatmap"
@@ -46,29 +55,31 @@ def _tab(at, name):
     return at.run()
 
 
-def _mean_width(fig):
-    return np.mean([np.mean(np.add(t["error_x"]["array"], t["error_x"]["arrayminus"])) for t in fig["data"]])
+def _mean_width(forest):
+    rows = forest[1]
+    return float(np.mean(rows["hi"] - rows["lo"]))
 
 
 def test_credible_level_changes_the_intervals(app_db, open_at):
     narrow = _forest(open_at(**{"post:level": 0.5}))
     wide = _forest(open_at(**{"post:level": 0.99}))
     assert _mean_width(narrow) < _mean_width(wide)
-    assert "50%" in narrow["layout"]["xaxis"]["title"]["text"]
+    assert "50%" in _x_title(narrow[0])
 
 
 def test_empirical_rate_toggle_shows_the_reference_reading(app_db, open_at):
     at = open_at(**{"post:score": "empirical"})
     assert not at.exception
-    fig = _forest(at)
-    assert "error_x" not in fig["data"][0] or not fig["data"][0]["error_x"].get("array")
-    assert "empirical" in fig["layout"]["xaxis"]["title"]["text"]
+    spec, rows = _forest(at)
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["point"]  # no interval lines
+    assert (rows["lo"] == rows["hi"]).all()
+    assert "empirical" in _x_title(spec)
 
 
 def test_flat_prior_toggle(app_db, open_at):
     hier = _forest(open_at())
     flat = _forest(open_at(**{"post:prior": "flat"}))
-    assert hier["data"][0]["x"] != flat["data"][0]["x"]
+    assert hier[1]["x"].tolist() != flat[1]["x"].tolist()
     assert any("flat prior" in i.value for i in open_at(**{"post:prior": "flat"}).info)
 
 

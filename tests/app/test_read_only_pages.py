@@ -75,7 +75,7 @@ def test_graph_and_posteriors_render(read_only_app, open_page, page, title):
     at = open_page(page, {"handbook": "demo-qa"})
     assert not at.exception, at.exception
     assert at.title[0].value == title
-    assert at.get("plotly_chart"), "the page draws its figure"
+    assert at.get("plotly_chart") or at.get("vega_lite_chart"), "the page draws its figure"
     assert any("learned from" in c.value or "showing" in c.value for c in at.caption)
 
 
@@ -91,3 +91,28 @@ def test_a_write_is_one_line_of_error_and_changes_nothing(read_only_app, open_pa
     dispose_engines()
     with session(url) as s:
         assert s.exec(select(func.count()).select_from(RefinementCandidate)).one() == 0
+
+
+def test_playground_route_shows_the_result_and_says_it_was_not_logged(read_only_app, open_page):
+    from skillorchestra_core.db.models import DecisionTrace
+
+    url, folder, kind = read_only_app
+    with session(url) as s:
+        before = s.exec(select(func.count()).select_from(DecisionTrace)).one()
+    at = open_page("app_pages/playground.py", {"handbook": "demo-qa"}, {"pg:animate": False})
+    assert not at.exception, at.exception
+    at.text_area(key="q").set_value("Which emperor ruled Rome after the fall of Carthage?")
+    at.button(key="pg:route").click().run()
+    assert not at.exception, at.exception
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert len(errors) == 1 and len(errors[0].splitlines()) == 1, errors
+    assert "read-only for this user, so nothing was changed" in errors[0]
+    result = at.session_state["pg:result"]
+    assert len(result["traces"]) == 1 and not result["stored"]  # the routing result is still shown
+    assert any(m.value.startswith("#### Step") for m in at.markdown)
+    assert any("Not logged" in c.value for c in at.caption)
+    dispose_engines()
+    with session(url) as s:
+        assert s.exec(select(func.count()).select_from(DecisionTrace)).one() == before
+    if kind == "read-only folder":
+        assert _no_side_files(folder)

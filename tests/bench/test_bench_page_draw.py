@@ -1,8 +1,8 @@
 """Full draw time of every page in chromium, beside a trivial Streamlit page served the same way (warm servers).
 
 Budget: each page fully drawn within 1.5 s of the trivial page. "Fully drawn" = the script run is over, no skeleton
-is left, every Plotly chart has drawn its SVG and every dataframe its canvas. Printed, never asserted:
-`make bench` (pytest -m bench -s).
+is left, every Plotly chart has drawn its SVG, every dataframe its canvas and every Vega-Lite chart its marks.
+Printed, never asserted: `make bench` (pytest -m bench -s).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ pytestmark = [pytest.mark.bench,
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Debian chromium at {CHROMIUM}")]
 
 REPEATS = 5
+FRESH_REPEATS = 3  # fresh-browser visits per page (median): one visit swings by seconds on a busy machine
 QUESTION = "Which emperor ruled Rome after the fall of Carthage?"
 PAGES = {
     "Overview": "/?handbook=demo-qa",
@@ -71,6 +72,7 @@ def _draw_time(browser, url: str) -> float:
     return elapsed
 
 
+@pytest.mark.timeout(1200)  # 13 pages x (1 + 3 fresh + 5 warm) visits on a busy machine
 def test_bench_page_draw_times(servers, bench_report):
     from playwright.sync_api import sync_playwright
 
@@ -81,7 +83,11 @@ def test_bench_page_draw_times(servers, bench_report):
             urls = {"(trivial page)": trivial + "/", **{k: studio + v for k, v in PAGES.items()}}
             for url in urls.values():  # warm the servers: first runs and caches
                 _draw_time(browser, url)
-            cold = {name: _draw_time(browser, url) for name, url in urls.items()}
+            fresh = {name: [] for name in urls}  # rounds over every page: a load spike hits all pages alike
+            for _ in range(FRESH_REPEATS):
+                for name, url in urls.items():
+                    fresh[name].append(_draw_time(browser, url))
+            cold = {name: statistics.median(times) for name, times in fresh.items()}
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             page = context.new_page()
             warm = {name: statistics.median(visit(page, url) for _ in range(REPEATS)) for name, url in urls.items()}
@@ -93,7 +99,8 @@ def test_bench_page_draw_times(servers, bench_report):
                      target=f"<= trivial page + {BUDGET_S:.1f} s", met=cold[name] - cold["(trivial page)"] <= BUDGET_S,
                      baseline=cold["(trivial page)"], baseline_label="trivial Streamlit page")
     print(f"\n[bench] page draw in chromium at 1280 px, warm servers; budget: the trivial page + {BUDGET_S:.1f} s")
-    print(f"[bench]   {'page':<24} {'fresh browser':>14} {'':>14}   {'browser cache warm (median of %d)' % REPEATS}")
+    fresh_title, warm_title = f"fresh browser (median of {FRESH_REPEATS})", f"browser cache warm (median of {REPEATS})"
+    print(f"[bench]   {'page':<24} {fresh_title:>28}   {warm_title}")
     for name in urls:
         row = [f"[bench]   {name:<24}"]
         for table in (cold, warm):

@@ -86,8 +86,9 @@ def test_explore_view_draws_offline(page, app_server, wait_for_app, screenshot):
 def test_posteriors_page_draws_its_plots(page, app_server, wait_for_app, screenshot):
     _open(page, app_server, wait_for_app, "/posteriors?handbook=demo-qa")
     page.get_by_role("heading", name="Posteriors").wait_for()
-    page.locator(f"{PLOTLY} .scatterlayer .trace").first.wait_for()
-    assert page.locator(f"{PLOTLY} .scatterlayer .trace path.point").count() > 10  # forest markers
+    forest = page.locator('[data-testid="stVegaLiteChart"] .mark-symbol path')  # the forest plot: Vega-Lite
+    forest.first.wait_for(state="attached")
+    assert forest.count() > 10  # forest markers
     screenshot(page, "posteriors-forest")
     page.get_by_role("tab", name="Densities").click()
     page.locator(f"{PLOTLY} .scatterlayer .trace .js-line").first.wait_for(state="attached")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 BUDGET_S = 1.5  # every page drawn within this much of the trivial page
 TRIVIAL = 'import streamlit as st\n\nst.title("Trivial")\nst.write("A trivial page, for the baseline.")\n'
-# The script run is over, no skeleton is left, every Plotly chart has drawn its SVG and every dataframe its canvas.
+# The script run is over, no skeleton is left, every Plotly chart has drawn its SVG, every dataframe its canvas and
+# every Vega-Lite chart its marks.
 DRAWN = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
@@ -17,6 +18,8 @@ DRAWN = """() => {
     return false;
   for (const d of document.querySelectorAll('[data-testid="stDataFrame"]')) if (!d.querySelector('canvas'))
     return false;
+  for (const v of document.querySelectorAll('[data-testid="stVegaLiteChart"]'))
+    if (!v.querySelector('svg.marks .mark-symbol, canvas')) return false;
   return !!document.querySelector('[data-testid="stMain"] h1, [data-testid="stMain"] h2');
 }"""
 

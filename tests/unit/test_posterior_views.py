@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from skillorchestra_core.graph.panel import AgentPanel, ModePanel, SkillPanel, node_panel, rank_agents
-from skillorchestra_core.graph.posterior_figures import density_figure, forest_figure, heatmap_figure
+from skillorchestra_core.graph.posterior_figures import density_figure, heatmap_figure
+from skillorchestra_core.graph.posterior_vega import forest_data, forest_spec
 from skillorchestra_core.graph.posterior_views import (
     EMPIRICAL,
     MEAN,
@@ -93,16 +94,30 @@ def test_heatmap_frames_and_figure(data):
     assert spec["data"][0]["customdata"][0][0][0] == pytest.approx(n.iloc[0, 0])
 
 
-def test_forest_figure_escapes_and_has_one_trace_per_agent(data):
+def test_forest_spec_has_one_colour_per_agent_and_names_as_plain_text(data):
     agents = default_agents(data, 3)
     skills = default_skills(data, agents, 5) + [UNSEEN]
-    fig = forest_figure(forest_rows(data, agents, skills), agents, 0.9)
-    spec = json.loads(fig.to_json())
-    assert [t["name"] for t in spec["data"]] == agents
-    assert spec["data"][0]["error_x"]["array"]
-    assert not any("<i>" in t for t in spec["layout"]["yaxis"]["ticktext"])
-    ref = json.loads(forest_figure(forest_rows(data, agents, skills, EMPIRICAL), agents, 0.9, EMPIRICAL).to_json())
-    assert "x" in ref["data"][0]["marker"]["symbol"]
+    rows = forest_rows(data, agents, skills)
+    spec, table = forest_spec(rows, agents, 0.9), forest_data(rows)
+    assert spec["encoding"]["color"]["scale"]["domain"] == agents
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rule", "point"]  # interval, then the mean
+    assert "90% credible interval" in spec["layer"][1]["encoding"]["x"]["title"]
+    assert spec["encoding"]["y"]["sort"] == list(dict.fromkeys(table["label"]))  # skills in the chosen order
+    assert "<i>Never seen</i>" in set(table["label"])  # Vega draws text: nothing to escape, nothing rendered
+    assert (table["lo"] <= table["x"]).all() and (table["x"] <= table["hi"]).all()
+    unseen = table[table["skill"] == UNSEEN]
+    assert set(unseen["marker"]) == {"no evidence"} and set(unseen["empirical"]) == {"unseen"}
+    ref = forest_spec(forest_rows(data, agents, skills, EMPIRICAL), agents, 0.9, EMPIRICAL)
+    assert [layer["mark"]["type"] for layer in ref["layer"]] == ["point"]
+    assert ref["layer"][0]["encoding"]["shape"]["scale"]["range"] == ["circle", "cross"]
+    json.dumps(spec)  # plain JSON for st.vega_lite_chart
+
+
+def test_forest_labels_stay_apart_when_two_skills_share_a_name(data):
+    rows = forest_rows(data, default_agents(data, 2), default_skills(data, default_agents(data, 2), 2))
+    rows["name"] = "Same name"
+    labels = set(forest_data(rows)["label"])
+    assert len(labels) == rows["skill"].nunique() and all("Same name (" in label for label in labels)
 
 
 def test_evidence_rows_add_up_to_the_posterior_counts(data):
