@@ -16,13 +16,12 @@ import gc
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from skillorchestra_core.handbook.content import SkillSpec
-from skillorchestra_core.processes import alive
+from skillorchestra_core.processes import remove_orphans, temp_file
 from skillorchestra_core.routing import cache_state
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel
@@ -80,7 +79,7 @@ def save(folder: Path | None, key: str, model: RoutingModel) -> Path | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         meta, arrays = _encode(model)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f"{os.getpid()}-", suffix=".tmp")
+        fd, tmp = temp_file(folder, "")
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
@@ -98,10 +97,7 @@ def _prune(folder: Path) -> None:
     files = sorted(folder.glob("*.npz"), key=lambda p: p.stat().st_mtime)
     for old in files[:-MAX_FILES]:
         old.unlink(missing_ok=True)
-    for tmp in folder.glob("*.tmp"):  # a writer killed mid-save (SIGKILL skips its cleanup) leaves its temp file
-        pid = tmp.name.split("-", 1)[0]
-        if not pid.isdigit() or not alive(int(pid)):
-            tmp.unlink(missing_ok=True)
+    remove_orphans(folder, "", own_folder=True)  # what writers killed mid-save (SIGKILL skips cleanup) left
 
 
 def _check_fields() -> None:
