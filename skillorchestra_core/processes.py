@@ -7,9 +7,12 @@ import os
 import re
 import socket
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Callable, Iterator
 
 HEARTBEAT_S = 5.0  # a long-running owner (learning worker, live run) touches its row this often
 STALE_S = 120.0  # a row untouched this long has no live owner (a kill, a reboot, another host)
@@ -48,6 +51,27 @@ def owner_gone(pid: int | None, beat_at: datetime | None, owner_host: str | None
     host; a row without a host is taken to be this host's), or its heartbeat stopped."""
     local = owner_host is None or owner_host == host()
     return bool(pid and local and not alive(pid)) or stale(beat_at)
+
+
+@contextmanager
+def heartbeat(beat: Callable[[], object], name: str, every_s: float = HEARTBEAT_S) -> Iterator[None]:
+    """Call `beat` every `every_s` in a daemon thread while the block runs: a row whose beat stops (see
+    `owner_gone`) belongs to a process that died. A failed beat (a busy database) only delays the next one."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(every_s):
+            try:
+                beat()
+            except Exception:  # noqa: BLE001  (the next beat tries again)
+                continue
+
+    thread = threading.Thread(target=loop, name=name, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
 
 
 def temp_file(folder: Path, prefix: str, suffix: str = ".tmp") -> tuple[int, str]:

@@ -127,6 +127,15 @@ def _m007_compact_decisions(conn: Connection) -> None:
             conn.execute(facets.insert(), new)
 
 
+def _m008_live_run_owner(conn: Connection) -> None:
+    """Who executes a live validation run (pid, host) and its heartbeat: a killed run reads as interrupted."""
+    have = {c["name"] for c in inspect(conn).get_columns("validation_run")}
+    stamp = "TIMESTAMP WITHOUT TIME ZONE" if conn.dialect.name == "postgresql" else "DATETIME"
+    for name, ddl in (("owner_pid", "INTEGER"), ("owner_host", "VARCHAR"), ("heartbeat_at", stamp)):
+        if name not in have:
+            conn.execute(text(f"ALTER TABLE validation_run ADD COLUMN {name} {ddl}"))
+
+
 # Tables that joined the models after schema 1 with no step of their own: a database written by the first release
 # lacks them, and so does one that earlier releases then upgraded to the latest version.
 WITHOUT_A_STEP = (models.DecisionTrace.__table__, models.LlmCall.__table__)
@@ -146,6 +155,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (5, "learning runs", _m005_learning_runs),
     (6, "selection: validation runs, live results, published configurations", _m006_selection),
     (7, "compact decision log", _m007_compact_decisions),
+    (8, "live validation runs: owner and heartbeat", _m008_live_run_owner),
 ]
 LATEST = MIGRATIONS[-1][0]
 

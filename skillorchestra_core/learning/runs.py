@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 from dataclasses import asdict
-from datetime import datetime, timedelta, timezone
 
 from sqlmodel import Session, select
 
@@ -22,10 +21,8 @@ from skillorchestra_core.db.models import LearningRun, utcnow
 from skillorchestra_core.errors import NotFound, StudioError
 from skillorchestra_core.handbook.store import get_version
 from skillorchestra_core.learning.pipeline import STAGES, LearnOptions
-from skillorchestra_core.processes import alive
+from skillorchestra_core.processes import owner_gone
 
-HEARTBEAT_S = 5.0  # the worker touches its row this often
-STALE_S = 120.0  # a queued or running row untouched this long has no live worker (a kill, a reboot, another host)
 RETRYABLE = ("interrupted", "failed", "cancelled")
 
 
@@ -69,7 +66,7 @@ def get_run(db_url: str | None, run_id: int) -> LearningRun:
         if run is None:
             raise NotFound(f"no learning run with id {run_id}")
         s.expunge(run)
-    if run.status in ("queued", "running") and (run.pid and not alive(run.pid) or _stale(run.updated_at)):
+    if run.status in ("queued", "running") and owner_gone(run.pid, run.updated_at):
         run.status, run.error = "interrupted", "the worker process is gone; no version was written"
     return run
 
@@ -85,13 +82,6 @@ def retry_run(db_url: str | None, run_id: int, actor: str | None = None) -> int:
                        parent_version=old.parent_version)
     update(db_url, run_id, status=old.status, error=f"{old.error} (retried as run {new_id})".strip())
     return new_id
-
-
-def _stale(updated_at: datetime | None) -> bool:
-    if updated_at is None:
-        return False
-    seen = updated_at if updated_at.tzinfo else updated_at.replace(tzinfo=timezone.utc)  # SQLite keeps no zone
-    return datetime.now(timezone.utc) - seen > timedelta(seconds=STALE_S)
 
 
 def list_runs(db_url: str | None, name: str | None = None, limit: int = 20) -> list[LearningRun]:

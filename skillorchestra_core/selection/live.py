@@ -3,13 +3,16 @@
 A live run is planned first (every query of the split routed by its text with one version, router and lambda, the
 same choices replay makes) and stored as a `validation_run` with status `running`. Executing it calls the chosen
 agents with a concurrency limit and writes each answer as soon as it arrives (`live_result`, one row per query), so
-a killed run loses at most its in-flight calls and `resume` finishes it. A total cost cap stops it cleanly: once the
+a killed run loses at most its in-flight calls and `resume` finishes it. The executing process records its pid and
+host on the run and beats `heartbeat_at`; a running run whose owner is gone reads `interrupted` (`runs.run_status`),
+and a run whose owner still runs cannot be resumed a second time at once. A total cost cap stops it cleanly: once the
 recorded spend reaches the cap no new call starts (calls in flight finish and are kept), and the run is `stopped`
 until resumed with a higher cap. Cost comes from usage x the agent's price card (the provider's figure otherwise).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -19,9 +22,11 @@ import numpy as np
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from skillorchestra_core.db.models import Query
+from skillorchestra_core.db.models import Query, utcnow
 from skillorchestra_core.db.selection_tables import LiveResult, ValidationRun
+from skillorchestra_core.errors import StudioError
 from skillorchestra_core.llm import LlmClient, LlmError
+from skillorchestra_core.processes import heartbeat, host, owner_gone
 from skillorchestra_core.routing.build import routing_model
 from skillorchestra_core.routing.evaluate import choices
 from skillorchestra_core.selection.replay import calls
@@ -64,7 +69,7 @@ def plan_live_run(s: Session, handbook: str, version: int, lam: float, *, split:
         per_query={"query_db_ids": [int(i) for i in q.ids], "agents": list(t.agents), "chosen": chosen.tolist(),
                    "models": list(t.models), "prices": [list(p) for p in t.prices]},
         settings={**extra, "hash": settings_hash(model.content_hash, router, lam, split, mode, "live", extra)},
-        actor=actor)
+        actor=actor, owner_pid=os.getpid(), owner_host=host(), heartbeat_at=utcnow())  # the planner executes it
     s.add(row)
     s.flush()
     return int(row.id)
@@ -81,6 +86,29 @@ def _pending(s: Session, run: ValidationRun) -> list[tuple[int, str, str, str | 
         if qid not in done:
             out.append((qid, pq["agents"][j], texts[qid][0], texts[qid][1], (pq["models"][j], pq["prices"][j])))
     return out
+
+
+def claim_live_run(s: Session, run: ValidationRun) -> None:
+    """Make this process the run's owner (status `running`, pid, host, a fresh beat), in the caller's transaction.
+    Refused while another owner still runs it; a run this process planned is already its own (nothing written)."""
+    me = (os.getpid(), host())
+    if run.status == "running" and (run.owner_pid, run.owner_host) == me:
+        return
+    if run.status == "running" and run.owner_pid is not None and not owner_gone(run.owner_pid, run.heartbeat_at,
+                                                                              run.owner_host):
+        raise StudioError(f"live run {run.id} is being executed by process {run.owner_pid} on {run.owner_host}; "
+                          "resume it once that process has stopped")
+    run.status, run.owner_pid, run.owner_host, run.heartbeat_at = "running", me[0], me[1], utcnow()
+    s.add(run)
+
+
+def _beat(session_factory: Callable[[], Session], run_id: int) -> None:
+    with session_factory() as s:
+        run = s.get(ValidationRun, run_id)
+        if run is not None and run.status == "running":
+            run.heartbeat_at = utcnow()
+            s.add(run)
+            s.commit()
 
 
 def _spent(s: Session, run_id: int) -> float:
@@ -108,10 +136,20 @@ def execute_live_run(session_factory: Callable[[], Session], run_id: int, llm: L
                      stop: threading.Event | None = None) -> LiveProgress:
     """Call the agents of a planned run's remaining queries; safe to call again to resume."""
     with session_factory() as s:
-        run = s.get(ValidationRun, run_id)
+        # Locked (PostgreSQL) or a write-after-read conflict (SQLite, WAL): two resumes cannot both claim it.
+        run = s.exec(select(ValidationRun).where(ValidationRun.id == run_id).with_for_update()).first()
         if run is None or run.kind != "live":
             raise ValueError(f"no live validation run with id {run_id}")
+        claim_live_run(s, run)
+        s.commit()
         todo, total, spent = _pending(s, run), run.n_queries, _spent(s, run_id)
+    with heartbeat(lambda: _beat(session_factory, run_id), f"live-run-{run_id}"):
+        return _execute(session_factory, run_id, llm, opts, todo, total, spent, progress, stop)
+
+
+def _execute(session_factory: Callable[[], Session], run_id: int, llm: LlmClient, opts: LiveOptions, todo: list,
+             total: int, spent: float, progress: Callable[[LiveProgress], None] | None,
+             stop: threading.Event | None) -> LiveProgress:
     done = total - len(todo)
     capped = lambda: opts.cost_cap_usd is not None and spent >= opts.cost_cap_usd  # noqa: E731
     items, inflight = iter(todo), set()

@@ -13,7 +13,7 @@ from skillorchestra_core.db.models import Attribution, Query
 from skillorchestra_core.db.selection_tables import ValidationRun
 from skillorchestra_core.handbook.store import get_handbook
 from skillorchestra_core.selection import pareto
-from skillorchestra_core.selection.runs import RunRecord, record_of
+from skillorchestra_core.selection.runs import RunRecord, record_of, run_rows
 from skillorchestra_core.selection.service import NOT_DEPLOYABLE, selectable
 
 
@@ -37,6 +37,14 @@ def facets(s: Session, handbook: str) -> dict[str, list]:
                   .where(ValidationRun.handbook_id == get_handbook(s, handbook).id)).all()
     return {"split": sorted({r[0] for r in rows}), "router": sorted({r[1] for r in rows if not r[3]}),
             "candidate": sorted({r[2] for r in rows if not r[3]})}
+
+
+def live_runs_table(s: Session, handbook: str) -> pd.DataFrame:
+    """The live runs of a handbook, newest first, with the status each reads as (a killed one: interrupted)."""
+    rows = run_rows(s, get_handbook(s, handbook).id, kind="live")
+    cols = ["id", "status", "answered", "queries", "version", "router", "lambda", "split", "accuracy",
+            "mean_cost_usd", "created_at"]
+    return pd.DataFrame([{c: r[c] for c in cols} for r in rows], columns=cols)
 
 
 def load_view(s: Session, handbook: str, split: str, *, routers: list[str] | None = None,
