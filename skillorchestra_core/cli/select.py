@@ -160,11 +160,12 @@ def runs(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """List the stored validation runs, newest first; a killed live run shows as interrupted, with how to resume it."""
+    from skillorchestra_core.db.models import key
     from skillorchestra_core.handbook.store import get_handbook
     from skillorchestra_core.selection.runs import run_rows
 
     with db_session() as s:
-        rows = run_rows(s, get_handbook(s, name).id, kind=kind, limit=limit)
+        rows = run_rows(s, key(get_handbook(s, name)), kind=kind, limit=limit)
     if as_json:
         echo_json(rows)
         return

@@ -12,7 +12,7 @@ from typing import Any, Optional
 from sqlalchemy import JSON, Column, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from skillorchestra_core.db.models import utcnow
+from skillorchestra_core.db.models import table_of, utcnow
 
 
 def _json(default=dict) -> Any:
@@ -91,4 +91,4 @@ class PublishedConfig(SQLModel, table=True):
     published_at: datetime = Field(default_factory=utcnow)
 
 
-TABLES = [ValidationRun.__table__, LiveResult.__table__, PublishedConfig.__table__]
+TABLES = [table_of(ValidationRun), table_of(LiveResult), table_of(PublishedConfig)]

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 from sqlalchemy import func
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from skillorchestra_core.db.models import Query, utcnow
+from skillorchestra_core.db.models import Query, key, utcnow
 from skillorchestra_core.db.selection_tables import LiveResult, ValidationRun
 from skillorchestra_core.errors import StudioError
 from skillorchestra_core.llm import LlmClient, LlmError
@@ -62,8 +62,9 @@ def plan_live_run(s: Session, handbook: str, version: int, lam: float, *, split:
     chosen = choices(model, q, router, np.array([float(lam)]), cost_unit=cost_unit, seed=seed, top_k=top_k)[0][0]
     t = model.table(mode)
     extra = {"cost_unit": cost_unit, "seed": seed, "top_k": top_k, "n": len(q.ids)}
+    handbook_id, version_id, number = model.stored()
     row = ValidationRun(
-        handbook_id=model.handbook_id, version_id=model.version_id, version_number=model.version,
+        handbook_id=handbook_id, version_id=version_id, version_number=number,
         content_hash=model.content_hash, candidate=candidate, n_skills=len(t.skills), router=router, lam=float(lam),
         cost_unit=cost_unit, split=split, mode=mode, kind="live", status="running", n_queries=len(q.ids),
         per_query={"query_db_ids": [int(i) for i in q.ids], "agents": list(t.agents), "chosen": chosen.tolist(),
@@ -72,7 +73,7 @@ def plan_live_run(s: Session, handbook: str, version: int, lam: float, *, split:
         actor=actor, owner_pid=os.getpid(), owner_host=host(), heartbeat_at=utcnow())  # the planner executes it
     s.add(row)
     s.flush()
-    return int(row.id)
+    return key(row)
 
 
 def _pending(s: Session, run: ValidationRun) -> list[tuple[int, str, str, str | None, tuple]]:
@@ -80,7 +81,7 @@ def _pending(s: Session, run: ValidationRun) -> list[tuple[int, str, str, str | 
     pq = run.per_query
     done = set(s.exec(select(LiveResult.query_id).where(LiveResult.run_id == run.id)).all())
     texts = {i: (t, g) for i, t, g in s.exec(select(Query.id, Query.text, Query.ground_truth)
-                                              .where(Query.id.in_(pq["query_db_ids"])))}
+                                              .where(col(Query.id).in_(pq["query_db_ids"])))}
     out = []
     for qid, j in zip(pq["query_db_ids"], pq["chosen"]):
         if qid not in done:
@@ -112,8 +113,8 @@ def _beat(session_factory: Callable[[], Session], run_id: int) -> None:
 
 
 def _spent(s: Session, run_id: int) -> float:
-    return float(s.exec(select(func.coalesce(func.sum(LiveResult.cost_usd), 0.0))
-                        .where(LiveResult.run_id == run_id)).one())
+    spent = s.exec(select(func.sum(col(LiveResult.cost_usd))).where(LiveResult.run_id == run_id)).one()
+    return float(spent or 0.0)  # the sum of no rows is NULL
 
 
 def _call(llm: LlmClient, item, opts: LiveOptions) -> LiveResult:
@@ -152,7 +153,7 @@ def _execute(session_factory: Callable[[], Session], run_id: int, llm: LlmClient
              stop: threading.Event | None) -> LiveProgress:
     done = total - len(todo)
     capped = lambda: opts.cost_cap_usd is not None and spent >= opts.cost_cap_usd  # noqa: E731
-    items, inflight = iter(todo), set()
+    items, inflight = iter(todo), set[Future[LiveResult]]()
     with ThreadPoolExecutor(max_workers=max(1, opts.concurrency)) as pool, session_factory() as s:
         while True:
             while len(inflight) < max(1, opts.concurrency) and not capped() and not (stop and stop.is_set()):
@@ -178,7 +179,9 @@ def _execute(session_factory: Callable[[], Session], run_id: int, llm: LlmClient
 def finish_live_run(s: Session, run_id: int) -> LiveProgress:
     """Recompute the run's figures from its results; `done` when every query has one, else `stopped`."""
     run = s.get(ValidationRun, run_id)
-    rows = s.exec(select(LiveResult).where(LiveResult.run_id == run_id).order_by(LiveResult.query_id)).all()
+    if run is None:
+        raise ValueError(f"no live validation run with id {run_id}")
+    rows = s.exec(select(LiveResult).where(LiveResult.run_id == run_id).order_by(col(LiveResult.query_id))).all()
     scored = [r.score for r in rows if r.score is not None and not r.error]
     agents = run.per_query["agents"]
     run.n_scored = len(scored)

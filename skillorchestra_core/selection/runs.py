@@ -7,8 +7,9 @@ import json
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
+from skillorchestra_core.db.models import key
 from skillorchestra_core.db.selection_tables import ValidationRun
 from skillorchestra_core.processes import owner_gone
 
@@ -38,6 +39,13 @@ class RunRecord:
     content_hash: str = ""
     id: int | None = None
     settings: dict = field(default_factory=dict)
+
+    @property
+    def cost(self) -> float:
+        """The mean cost per query of a run that has one (every finished replay run; refused otherwise)."""
+        if self.mean_cost_usd is None:
+            raise ValueError(f"run {self.label} has no cost yet")
+        return self.mean_cost_usd
 
     @property
     def normalised_cost(self) -> float | None:
@@ -115,7 +123,7 @@ def list_runs(s: Session, handbook_id: int, *, split: str | None = None, router:
         stmt = stmt.where(ValidationRun.router == router)
     if kind:
         stmt = stmt.where(ValidationRun.kind == kind)
-    return [record_of(r) for r in s.exec(stmt.order_by(ValidationRun.id))]
+    return [record_of(r) for r in s.exec(stmt.order_by(col(ValidationRun.id)))]
 
 
 def run_results(s: Session, run_id: int) -> dict:
@@ -133,12 +141,12 @@ def run_rows(s: Session, handbook_id: int, *, kind: str | None = None, limit: in
     stmt = select(ValidationRun).where(ValidationRun.handbook_id == handbook_id)
     if kind:
         stmt = stmt.where(ValidationRun.kind == kind)
-    rows = list(s.exec(stmt.order_by(ValidationRun.id.desc()).limit(limit)))  # type: ignore[union-attr]
-    live = [r.id for r in rows if r.kind == "live"]
-    answered = dict(s.exec(select(LiveResult.run_id, func.count()).where(LiveResult.run_id.in_(live))  # type: ignore[attr-defined]
-                           .group_by(LiveResult.run_id)).all()) if live else {}
+    rows = list(s.exec(stmt.order_by(col(ValidationRun.id).desc()).limit(limit)))
+    live = [key(r) for r in rows if r.kind == "live"]
+    answered = dict(s.exec(select(LiveResult.run_id, func.count()).where(col(LiveResult.run_id).in_(live))
+                           .group_by(col(LiveResult.run_id))).all()) if live else {}
     return [{"id": r.id, "kind": r.kind, "status": run_status(r), "version": r.version_number,
              "candidate": r.candidate, "router": r.router, "lambda": r.lam, "split": r.split,
-             "answered": answered.get(r.id, 0) if r.kind == "live" else r.n_queries, "queries": r.n_queries,
+             "answered": answered.get(key(r), 0) if r.kind == "live" else r.n_queries, "queries": r.n_queries,
              "accuracy": r.accuracy, "mean_cost_usd": r.mean_cost_usd, "created_at": r.created_at,
              "owner": f"{r.owner_pid}@{r.owner_host}" if r.owner_pid else ""} for r in rows]
