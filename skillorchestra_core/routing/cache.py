@@ -82,7 +82,7 @@ def save(folder: Path | None, key: str, model: RoutingModel) -> Path | None:
         fd, tmp = temp_file(folder, "")
         try:
             with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+                np.savez(fh, allow_pickle=False, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
             target = folder / f"{key}.npz"
             os.replace(tmp, target)  # readers see the old file or the whole new one, never a part
         finally:

@@ -16,6 +16,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import repeat
 
 import numpy as np
@@ -85,10 +86,13 @@ class Featuriser:
 
     def known_words(self, m: sparse.csr_matrix) -> np.ndarray:
         """(n,) bool per row of `matrix(...)`: some word (not only a shape mark) of the text is known."""
-        if getattr(self, "_words", None) is None:
-            object.__setattr__(self, "_words", np.array([not t.startswith("#") or len(t) == 1 for t in self.vocab]))
         rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
         return np.bincount(rows, self._words[m.indices], minlength=m.shape[0]) > 0
+
+    @cached_property
+    def _words(self) -> np.ndarray:
+        """(V,) bool: the column is a word, not a shape mark (computed once; a frozen dataclass allows this cache)."""
+        return np.array([not t.startswith("#") or len(t) == 1 for t in self.vocab])
 
 
 @dataclass(frozen=True)

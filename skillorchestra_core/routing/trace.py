@@ -131,7 +131,8 @@ class StepTrace(BaseModel):
     def __getattr__(self, name: str) -> Any:  # only reached for a lazy field that has not been built yet
         if name in LAZY_FIELDS and self._pending:
             return self.materialise().__dict__[name]
-        return super().__getattr__(name)
+        # pydantic defines BaseModel.__getattr__ (private attributes) outside TYPE_CHECKING, so mypy cannot see it
+        return super().__getattr__(name)  # type: ignore[misc]
 
     def materialise(self) -> "StepTrace":
         """Build the pending fields and put every field in STEP_KEY_ORDER (the JSON key order of any step)."""
