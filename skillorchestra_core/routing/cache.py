@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from skillorchestra_core.processes import remove_orphans, temp_file
 from skillorchestra_core.routing import cache_state
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 CACHE_FORMAT = 3  # 3: per-skill costs
 MAX_FILES = 64  # per cache folder; the oldest are removed first
@@ -36,7 +40,7 @@ _MODEL_FIELDS = {"handbook", "version", "content_hash", "modes", "skills", "hand
                  "skill_queries", "val_queries", "paths", "evidence", "settings"}
 
 
-def cache_dir(url: str) -> Path | None:
+def cache_dir(url: str | URL) -> Path | None:
     """The cache folder of a SQLite database file, None for other databases."""
     from sqlalchemy.engine import make_url
 

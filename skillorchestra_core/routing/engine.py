@@ -87,9 +87,9 @@ def _candidates(d: DecisionInput, scores, ranks) -> list[dict]:
 def _ranks(ranking: np.ndarray, tie_rank: np.ndarray, chosen: int, runner: int | None) -> np.ndarray:
     """Display order: the chosen agent, the runner-up, then by score (ties by cost, then name)."""
     order = np.lexsort((tie_rank, -np.round(np.nan_to_num(ranking, neginf=-1e12, posinf=1e12), 9)))
-    order = [chosen] + ([runner] if runner is not None else []) + [i for i in order if i not in (chosen, runner)]
-    ranks = np.empty(len(order), int)
-    ranks[order] = np.arange(len(order))
+    shown = [chosen] + ([runner] if runner is not None else []) + [int(i) for i in order if i not in (chosen, runner)]
+    ranks = np.empty(len(shown), int)
+    ranks[shown] = np.arange(len(shown))
     return ranks
 
 
@@ -175,6 +175,7 @@ class RouteRun:
                 raise ValueError(f"{model.label} has no evidence query with id {query_ref!r}")
             self.query_id = model.evidence.by_ref[str(query_ref)]
         self.done: list[StepTrace] = []
+        self.calls_start = 0  # the LLM client's call count when this run began (its calls are those after)
 
     def steps(self) -> Iterator[StepTrace]:
         while True:
@@ -201,7 +202,8 @@ class RouteRun:
             handbook=self.model.handbook, handbook_id=self.model.handbook_id, version=self.model.version,
             version_id=self.model.version_id, content_hash=self.model.content_hash, router=self.options.router,
             lam=self.options.lam, cost_unit=self.options.cost_unit, query=self.query,
-            query_ref=(self.model.evidence.refs.get(self.query_id) if self.query_id is not None else None),
+            query_ref=(self.model.evidence.refs.get(self.query_id)
+                       if self.query_id is not None and self.model.evidence is not None else None),
             execution=self.options.execute, llm_backend=getattr(self.llm, "backend", "offline"),
             options={**asdict(self.options), **self.model.settings}, steps=steps,
             chosen_agent=last.chosen if last else None, cause=last.cause if last else "no_steps",

@@ -164,6 +164,8 @@ def choose_settings(act: LearnedActivator, table, texts: list[str], targets: np.
                 err = float(np.sqrt(np.mean((pred - truth) ** 2)))
                 if err < best_err - 1e-12:
                     best, best_err = s, err
+    if best is None:  # the grids are not empty, and a finite error beats inf
+        raise ValueError("no activation setting could be scored on val")
     return ActivationSettings(best.temperature, best.top_k, best.mass, best.profile_share,
                               f"val ({len(texts)} queries: text and attributions)", len(texts), round(best_err, 6))
 

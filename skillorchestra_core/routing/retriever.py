@@ -59,13 +59,15 @@ class TfidfIndex:
     def vectors(self, texts: list[str]) -> sparse.csr_matrix:
         """(Q, V) normalised query vectors (a zero row when no word is known)."""
         get = self.vocab.get
-        rows, cols, vals = [], [], []
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[int] = []
         for r, text in enumerate(texts):
             c = Counter(j for j in map(get, tokenize(text)) if j is not None)
             rows.extend([r] * len(c))
             cols.extend(c)
             vals.extend(c.values())
-        m = sparse.csr_matrix((np.asarray(vals, float), (rows, cols)), shape=(len(texts), len(self.vocab)))
+        m = sparse.csr_matrix((np.asarray(vals, dtype=np.float64), (rows, cols)), shape=(len(texts), len(self.vocab)))
         m.data = (1.0 + np.log(m.data)) * self.idf[m.indices] if m.nnz else m.data
         norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
         return (sparse.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ m).tocsr()
