@@ -9,7 +9,7 @@ from skillorchestra_core.selection.figures import pareto_figure, run_of_point
 from skillorchestra_core.selection.publish import publish, published
 from skillorchestra_core.selection.service import select as run_select
 from skillorchestra_core.selection.sweep import SweepOptions
-from skillorchestra_core.selection.view import breakdown, facets, load_view
+from skillorchestra_core.selection.view import breakdown, facets, live_runs_table, load_view
 
 st.title("Pareto")
 st.caption("Validation runs (replay: each choice scored with the chosen agent's recorded outcome) of every "
@@ -84,3 +84,11 @@ if clicked is not None and clicked.id is not None:
     a, b = st.columns(2)
     a.dataframe(per_agent, hide_index=True, key="pareto:agents")
     b.dataframe(per_skill, hide_index=True, key="pareto:skills")
+
+with open_session() as s:
+    live_runs = live_runs_table(s, handbook)
+if len(live_runs):
+    st.subheader("Live runs")
+    st.caption("A live run calls the routed agents for real. An interrupted run was stopped before it finished (its "
+               "process is gone); finish it with `skillorchestra live HANDBOOK --resume ID`.")
+    st.dataframe(live_runs, hide_index=True, key="pareto:live")

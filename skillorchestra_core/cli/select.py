@@ -23,6 +23,7 @@ def register(app: typer.Typer) -> None:
     app.command("publish")(publish)
     app.command("report")(report)
     app.command("live")(live)
+    app.command("runs")(runs)
 
 
 def select(
@@ -150,3 +151,31 @@ def live(
                                progress=tick)
     typer.echo(f"live run #{run_id}: {end.status}, {end.done}/{end.total} queries, spent {end.spent_usd:.6f} USD"
                + ("" if end.status == "done" else f"; finish with: skillorchestra live {name} --resume {run_id}"))
+
+
+def runs(
+    name: str = typer.Argument(..., help="Handbook name"),
+    kind: str = typer.Option(None, "--kind", help="live or replay (default: both)"),
+    limit: int = typer.Option(50, "--limit", min=1, max=DB_INT_MAX, help="Newest runs shown"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List the stored validation runs, newest first; a killed live run shows as interrupted, with how to resume it."""
+    from skillorchestra_core.db.models import key
+    from skillorchestra_core.handbook.store import get_handbook
+    from skillorchestra_core.selection.runs import run_rows
+
+    with db_session() as s:
+        rows = run_rows(s, key(get_handbook(s, name)), kind=kind, limit=limit)
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        typer.echo(f"{name}: no validation run")
+    for r in rows:
+        acc = "n/a" if r["accuracy"] is None else f"{r['accuracy']:.3f}"
+        line = (f"#{r['id']} {r['kind']} v{r['version']} {r['router']} lambda {r['lambda']:g} {r['split']}: "
+                f"{r['status']}, {r['answered']}/{r['queries']} queries, accuracy {acc}, "
+                f"cost {_micro_usd(r['mean_cost_usd'])}")
+        if r["kind"] == "live" and r["status"] in ("interrupted", "stopped"):
+            line += f"; resume with: skillorchestra live {name} --resume {r['id']}"
+        typer.echo(line)

@@ -35,45 +35,51 @@ def _m002_evidence_batches(conn: Connection) -> None:
     version keeps exactly the evidence it saw."""
     from skillorchestra_core.evidence.batches import digest_rows
 
-    SQLModel.metadata.create_all(conn, tables=[models.EvidenceBatch.__table__, models.VersionBatch.__table__])
+    SQLModel.metadata.create_all(conn, tables=[models.table_of(models.EvidenceBatch),
+                                               models.table_of(models.VersionBatch)])
     if "batch_id" not in {c["name"] for c in inspect(conn).get_columns("trajectory")}:
         conn.execute(text("ALTER TABLE trajectory ADD COLUMN batch_id INTEGER REFERENCES evidence_batch (id)"))
         conn.execute(text("CREATE INDEX IF NOT EXISTS ix_trajectory_batch_id ON trajectory (batch_id)"))
-    handbooks = conn.execute(text("SELECT DISTINCT handbook_id FROM trajectory WHERE batch_id IS NULL")).scalars()
-    for hb in list(handbooks):
-        top = conn.execute(text("SELECT MAX(id) FROM trajectory WHERE handbook_id = :h"), {"h": hb}).scalar_one()
-        marks = sorted({int(m) for m in conn.execute(text(
+    handbooks: list[int] = list(conn.execute(text(
+        "SELECT DISTINCT handbook_id FROM trajectory WHERE batch_id IS NULL")).scalars())
+    for hb in handbooks:
+        top: int = conn.execute(text("SELECT MAX(id) FROM trajectory WHERE handbook_id = :h"), {"h": hb}).scalar_one()
+        watermarks: list[int] = list(conn.execute(text(
             "SELECT evidence_watermark FROM handbook_version WHERE handbook_id = :h AND evidence_watermark > 0"),
-            {"h": hb}).scalars()} | {int(top)})
-        low, bounds = 0, {}
+            {"h": hb}).scalars())
+        marks = sorted({int(m) for m in watermarks} | {int(top)})
+        low, bounds = 0, dict[int, int]()
         for high in marks:
             rows = conn.execute(text(
                 "SELECT q.ext_id, t.agent, t.mode, t.source, t.score, t.prompt_tokens, t.completion_tokens, "
                 "t.cost_usd, t.latency_s FROM trajectory t JOIN query q ON q.id = t.query_id "
                 "WHERE t.handbook_id = :h AND t.id > :lo AND t.id <= :hi"), {"h": hb, "lo": low, "hi": high}).all()
             if rows:
-                bid = conn.execute(models.EvidenceBatch.__table__.insert().values(
+                batches = models.table_of(models.EvidenceBatch)
+                bid: int = conn.execute(batches.insert().values(
                     handbook_id=hb, digest=digest_rows(rows), trajectories=len(rows), source="migrated",
-                    created_at=models.utcnow())).inserted_primary_key[0]
+                    created_at=models.utcnow()).returning(batches.c.id)).scalar_one()
                 conn.execute(text("UPDATE trajectory SET batch_id = :b WHERE handbook_id = :h AND id > :lo "
                                   "AND id <= :hi"), {"b": bid, "h": hb, "lo": low, "hi": high})
                 bounds[bid] = high
             low = high
-        for vid, wm in conn.execute(text("SELECT id, evidence_watermark FROM handbook_version WHERE handbook_id = :h"),
-                                    {"h": hb}).all():
+        versions: list[tuple[int, int]] = [(int(r[0]), int(r[1])) for r in conn.execute(text(
+            "SELECT id, evidence_watermark FROM handbook_version WHERE handbook_id = :h"), {"h": hb})]
+        for vid, wm in versions:
             for bid, high in bounds.items():
                 if high <= wm:
-                    conn.execute(models.VersionBatch.__table__.insert().values(version_id=vid, batch_id=bid))
+                    conn.execute(models.table_of(models.VersionBatch).insert().values(version_id=vid, batch_id=bid))
 
 
 def _m003_refinement_review(conn: Connection) -> None:
     # checkfirst: a database created by newer code already has these tables.
-    SQLModel.metadata.create_all(conn, tables=[models.RefinementCandidate.__table__, models.Member.__table__])
+    SQLModel.metadata.create_all(conn, tables=[models.table_of(models.RefinementCandidate),
+                                               models.table_of(models.Member)])
 
 
 def _m005_learning_runs(conn: Connection) -> None:
     """The `learning_run` table (checkfirst: a database created from the current models already has it)."""
-    SQLModel.metadata.create_all(conn, tables=[models.LearningRun.__table__])
+    SQLModel.metadata.create_all(conn, tables=[models.table_of(models.LearningRun)])
 
 
 def _m006_selection(conn: Connection) -> None:
@@ -95,10 +101,10 @@ def _m007_compact_decisions(conn: Connection) -> None:
     for name, ddl in added:
         if name not in have:
             conn.execute(text(f"ALTER TABLE decision_trace ADD COLUMN {name} {ddl}"))
-    SQLModel.metadata.create_all(conn, tables=[models.DecisionFacet.__table__])
+    SQLModel.metadata.create_all(conn, tables=[models.table_of(models.DecisionFacet)])
     conn.execute(text("CREATE INDEX IF NOT EXISTS ix_decision_trace_handbook_name_id "
                       "ON decision_trace (handbook_name, id)"))
-    table, facets = models.DecisionTrace.__table__, models.DecisionFacet.__table__
+    table, facets = models.table_of(models.DecisionTrace), models.table_of(models.DecisionFacet)
     update = (table.update().where(table.c.id == bindparam("row_id"))
               .values(codec=CODEC_PACKED, payload=bindparam("packed"), tags=bindparam("tagged"), trace={}))
     last = 0
@@ -127,9 +133,18 @@ def _m007_compact_decisions(conn: Connection) -> None:
             conn.execute(facets.insert(), new)
 
 
+def _m008_live_run_owner(conn: Connection) -> None:
+    """Who executes a live validation run (pid, host) and its heartbeat: a killed run reads as interrupted."""
+    have = {c["name"] for c in inspect(conn).get_columns("validation_run")}
+    stamp = "TIMESTAMP WITHOUT TIME ZONE" if conn.dialect.name == "postgresql" else "DATETIME"
+    for name, ddl in (("owner_pid", "INTEGER"), ("owner_host", "VARCHAR"), ("heartbeat_at", stamp)):
+        if name not in have:
+            conn.execute(text(f"ALTER TABLE validation_run ADD COLUMN {name} {ddl}"))
+
+
 # Tables that joined the models after schema 1 with no step of their own: a database written by the first release
 # lacks them, and so does one that earlier releases then upgraded to the latest version.
-WITHOUT_A_STEP = (models.DecisionTrace.__table__, models.LlmCall.__table__)
+WITHOUT_A_STEP = (models.table_of(models.DecisionTrace), models.table_of(models.LlmCall))
 
 
 def _create_tables_without_a_step(conn: Connection) -> None:
@@ -146,6 +161,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (5, "learning runs", _m005_learning_runs),
     (6, "selection: validation runs, live results, published configurations", _m006_selection),
     (7, "compact decision log", _m007_compact_decisions),
+    (8, "live validation runs: owner and heartbeat", _m008_live_run_owner),
 ]
 LATEST = MIGRATIONS[-1][0]
 
@@ -175,7 +191,7 @@ def upgrade_on(conn: Connection) -> int:
     else:
         _create_tables_without_a_step(conn)
         # Every entry not yet recorded (numbers may have gaps: rooms reserve their numbers), in list order.
-        applied = set(conn.execute(text("SELECT version FROM schema_migration")).scalars())
+        applied: set[int] = set(conn.execute(text("SELECT version FROM schema_migration")).scalars())
         pending = [m for m in MIGRATIONS if m[0] not in applied]
         for _, _, step in pending:
             step(conn)

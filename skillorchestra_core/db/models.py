@@ -9,14 +9,31 @@ never changes after it is created, whatever other writers commit later and in wh
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
-from sqlalchemy import JSON, Column, Index, LargeBinary, UniqueConstraint, text
+from sqlalchemy import JSON, Column, Index, LargeBinary, Table, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
+
+
+class _Stored(Protocol):
+    id: Optional[int]
+
+
+def key(row: _Stored) -> int:
+    """The primary key of a stored row (loaded, or added and flushed). SQLModel types every id Optional because a
+    new row has none until the flush; past it, a missing id is a bug, reported as one."""
+    if row.id is None:
+        raise ValueError(f"{type(row).__name__} has no id yet: it was never flushed")
+    return row.id
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The Core table of a model class (SQLModel sets `__table__` at class creation without declaring it)."""
+    return SQLModel.metadata.tables[str(model.__tablename__)]
 
 
 def _json_list() -> Any:

@@ -12,7 +12,7 @@ from typing import Any, Optional
 from sqlalchemy import JSON, Column, Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-from skillorchestra_core.db.models import utcnow
+from skillorchestra_core.db.models import table_of, utcnow
 
 
 def _json(default=dict) -> Any:
@@ -35,7 +35,7 @@ class ValidationRun(SQLModel, table=True):
     split: str = "val"
     mode: str = "answer"
     kind: str = "replay"  # replay | live
-    status: str = "done"  # done | running | stopped (live: cost cap reached or interrupted)
+    status: str = "done"  # done | running | stopped (live: cost cap reached); running + owner gone reads interrupted
     baseline: bool = False
     n_queries: int = 0
     n_scored: int = 0
@@ -48,6 +48,10 @@ class ValidationRun(SQLModel, table=True):
     settings_hash: str = Field(default="", index=True)
     actor: str = "system"
     created_at: datetime = Field(default_factory=utcnow)
+    # The process executing a live run and its heartbeat: a running run whose owner is gone was killed.
+    owner_pid: Optional[int] = None
+    owner_host: Optional[str] = None
+    heartbeat_at: Optional[datetime] = None
 
 
 class LiveResult(SQLModel, table=True):
@@ -87,4 +91,4 @@ class PublishedConfig(SQLModel, table=True):
     published_at: datetime = Field(default_factory=utcnow)
 
 
-TABLES = [ValidationRun.__table__, LiveResult.__table__, PublishedConfig.__table__]
+TABLES = [table_of(ValidationRun), table_of(LiveResult), table_of(PublishedConfig)]

@@ -12,9 +12,9 @@ import hashlib
 from typing import Iterable
 
 from sqlalchemy import insert
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from skillorchestra_core.db.models import EvidenceBatch, VersionBatch
+from skillorchestra_core.db.models import EvidenceBatch, VersionBatch, key
 
 # Fields that identify a trajectory's content; the digest covers them in a fixed order.
 DIGEST_FIELDS = ("ext_id", "agent", "mode", "source", "score", "prompt_tokens", "completion_tokens", "cost_usd",
@@ -44,14 +44,15 @@ def new_batch(s: Session, handbook_id: int, source: str, rows: list[tuple]) -> i
     batch = EvidenceBatch(handbook_id=handbook_id, digest=digest_rows(rows), trajectories=len(rows), source=source)
     s.add(batch)
     s.flush()
-    return int(batch.id)
+    return key(batch)
 
 
 def batch_digests(s: Session, batch_ids: Iterable[int]) -> dict[int, str]:
     ids = sorted(set(batch_ids))
     if not ids:
         return {}
-    return dict(s.exec(select(EvidenceBatch.id, EvidenceBatch.digest).where(EvidenceBatch.id.in_(ids))).all())
+    rows = s.exec(select(EvidenceBatch.id, EvidenceBatch.digest).where(col(EvidenceBatch.id).in_(ids)))
+    return {i: d for i, d in rows if i is not None}
 
 
 def version_batches(s: Session, version_id: int) -> list[int]:
@@ -67,4 +68,4 @@ def link_batches(s: Session, version_id: int, batch_ids: Iterable[int]) -> None:
 def handbook_digests(s: Session, handbook_id: int) -> dict[str, int]:
     """digest -> batch id for every batch the handbook holds."""
     rows = s.exec(select(EvidenceBatch.digest, EvidenceBatch.id).where(EvidenceBatch.handbook_id == handbook_id))
-    return {d: i for d, i in rows}
+    return {d: i for d, i in rows if i is not None}

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from sqlalchemy import insert
-from sqlmodel import Session, select
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.engine import lock_for_write
-from skillorchestra_core.db.models import AuditLog, Query, Trajectory, utcnow
+from skillorchestra_core.db.models import AuditLog, Query, Trajectory, key, table_of, utcnow
 from skillorchestra_core.errors import BadRow, ImportRejected
 from skillorchestra_core.evidence.batches import new_batch
 from skillorchestra_core.evidence.costs import default_price_card
@@ -107,19 +108,20 @@ def ingest_outcomes(
         raise ImportRejected(source_label, bad)
     lock_for_write(s, f"handbook:{handbook_name}")  # first, so every read below sees the latest commit
     hb = get_or_create_handbook(s, handbook_name, description=description, synthetic=synthetic)
-    query_ids, queries_added, conflicts = _upsert_queries(s, hb.id, rows)
-    existing = _existing_trajectories(s, hb.id, trajectory_source)
+    hb_id = key(hb)
+    query_ids, queries_added, conflicts = _upsert_queries(s, hb_id, rows)
+    existing = _existing_trajectories(s, hb_id, trajectory_source)
     new_rows, skipped = [], 0
     seen: set[tuple[int, str, str]] = set()
     for r in rows:
         qid = query_ids[r.query_id]
-        key = (qid, r.agent, r.mode)
-        if key in seen:
+        attempt = (qid, r.agent, r.mode)
+        if attempt in seen:
             conflicts.append(BadRow(r.line, f"duplicate attempt of agent {r.agent!r} on query {r.query_id!r} "
                                             f"in mode {r.mode!r} within the file"))
             continue
-        seen.add(key)
-        old = existing.get(key)
+        seen.add(attempt)
+        old = existing.get(attempt)
         if old is not None:
             if all(_same(getattr(r, f), old[i]) for i, f in enumerate(_TRAJ_FIELDS)):
                 skipped += 1
@@ -130,12 +132,12 @@ def ingest_outcomes(
         new_rows.append(r)
     if conflicts:
         raise ImportRejected(source_label, sorted(conflicts, key=lambda b: b.line))
-    parent, content = latest_content(s, hb.id)
+    parent, content = latest_content(s, hb_id)
     if new_rows:
-        batch = new_batch(s, hb.id, source_label, [
+        batch = new_batch(s, hb_id, source_label, [
             (r.query_id, r.agent, r.mode, trajectory_source, r.score, r.prompt_tokens, r.completion_tokens,
              r.cost_usd, r.latency_s) for r in new_rows])
-        _insert_trajectories(s, hb.id, new_rows, query_ids, trajectory_source, batch)
+        _insert_trajectories(s, hb_id, new_rows, query_ids, trajectory_source, batch)
         content.evidence_batches = sorted({*content.evidence_batches, batch})
     for r in rows:
         content.add_mode(r.mode)
@@ -208,20 +210,27 @@ def _insert_trajectories(s: Session, handbook_id: int, rows: list[OutcomeRow], q
     """executemany on the driver's cursor, in chunks: no ORM objects, no per-row parameter processing (the one
     value that needs it, the timestamp, is converted once), and one chunk of parameters at a time."""
     conn = s.connection()
-    insert_ = Trajectory.__table__.insert().inline()  # inline: no RETURNING of the new ids
+    table = table_of(Trajectory)
+    insert_ = table.insert().inline()  # inline: no RETURNING of the new ids
     compiled = insert_.compile(dialect=conn.dialect, column_keys=list(_TRAJ_COLUMNS))
-    to_db = Trajectory.__table__.c.created_at.type.bind_processor(conn.dialect)
+    to_db = table.c.created_at.type.bind_processor(conn.dialect)
     now = to_db(utcnow()) if to_db else utcnow()
-    order = [_TRAJ_COLUMNS.index(name) for name in compiled.positiontup] if compiled.positional else None
-    cursor = conn.connection.driver_connection.cursor()  # the same transaction, without per-row wrapping
+    positions = compiled.positiontup if compiled.positional else None
+    order = None if positions is None else [_TRAJ_COLUMNS.index(name) for name in positions]
+    driver = conn.connection.driver_connection
+    if driver is None:  # a live connection always has one
+        raise RuntimeError("the database connection has no driver connection")
+    cursor = driver.cursor()  # the same transaction, without per-row wrapping
     try:
         for lo in range(0, len(rows), INSERT_CHUNK):
-            chunk = [(handbook_id, query_ids[r.query_id], r.agent, r.mode, r.score, r.prompt_tokens,
-                      r.completion_tokens, r.cost_usd, r.latency_s, r.response, source, r.path, now, batch_id)
-                     for r in rows[lo:lo + INSERT_CHUNK]]
-            if order is None:
-                chunk = [dict(zip(_TRAJ_COLUMNS, t)) for t in chunk]
-            elif order != list(range(len(_TRAJ_COLUMNS))):
+            chunk: list[tuple[object, ...]] = [
+                (handbook_id, query_ids[r.query_id], r.agent, r.mode, r.score, r.prompt_tokens, r.completion_tokens,
+                 r.cost_usd, r.latency_s, r.response, source, r.path, now, batch_id)
+                for r in rows[lo:lo + INSERT_CHUNK]]
+            if order is None:  # a driver of named parameters
+                cursor.executemany(compiled.string, [dict(zip(_TRAJ_COLUMNS, t)) for t in chunk])
+                continue
+            if order != list(range(len(_TRAJ_COLUMNS))):
                 chunk = [tuple(t[i] for i in order) for t in chunk]
             cursor.executemany(compiled.string, chunk)
     finally:
@@ -250,11 +259,14 @@ def _upsert_queries(s: Session, handbook_id: int, rows: list[OutcomeRow]):
     return ids, len(new), conflicts
 
 
-def _existing_trajectories(s: Session, handbook_id: int, source: str):
-    cols = [getattr(Trajectory, f) for f in _TRAJ_FIELDS]
-    stmt = select(Trajectory.query_id, Trajectory.agent, Trajectory.mode, *cols).where(
-        Trajectory.handbook_id == handbook_id, Trajectory.source == source)
-    return {(q, a, m): rest for q, a, m, *rest in s.exec(stmt)}
+def _existing_trajectories(s: Session, handbook_id: int, source: str) -> dict[tuple[int, str, str], tuple]:
+    """(query id, agent, mode) -> the _TRAJ_FIELDS values of the handbook's stored attempts from `source`."""
+    cols = [col(getattr(Trajectory, f)) for f in _TRAJ_FIELDS]
+    stmt = sa_select(col(Trajectory.query_id), col(Trajectory.agent), col(Trajectory.mode), *cols).where(
+        col(Trajectory.handbook_id) == handbook_id, col(Trajectory.source) == source)
+    # More columns than sqlmodel's typed select() takes: SQLAlchemy's, on the session's connection (the query
+    # upsert before it wrote with Core statements, nothing is pending).
+    return {(r[0], r[1], r[2]): tuple(r[3:]) for r in s.connection().execute(stmt)}
 
 
 def _agent_spec(name: str, mode: str, hint: AgentHint | None) -> AgentSpec:
@@ -283,17 +295,17 @@ def _attribute_by_task(content, rows: list[OutcomeRow], query_ids: dict[str, int
         qid = query_ids[r.query_id]
         if not r.task or (qid, r.mode) in attributed:
             continue
-        key = f"{r.mode}.{_slug(r.task)}"
-        if key not in content.skills:
-            content.skills[key] = SkillSpec(
-                key=key, mode=r.mode, name=r.task, description=f"Queries labelled with task {r.task!r}.",
+        skill_key = f"{r.mode}.{_slug(r.task)}"
+        if skill_key not in content.skills:
+            content.skills[skill_key] = SkillSpec(
+                key=skill_key, mode=r.mode, name=r.task, description=f"Queries labelled with task {r.task!r}.",
                 provenance={"source": "task_label", "task": r.task},
             )
-        skill = content.skills[key]
+        skill = content.skills[skill_key]
         learnable = (r.split or "train") in content.learn_splits
         if learnable and len(skill.examples) < 3 and r.query not in skill.examples:
             skill.examples.append(r.query[:300])
-        content.attributions[(qid, r.mode, key)] = (1.0, "label")
+        content.attributions[(qid, r.mode, skill_key)] = (1.0, "label")
         attributed.add((qid, r.mode))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from skillorchestra_core.formats.rsl import export_rsl
 from skillorchestra_core.formats.snapshot import collect
 from skillorchestra_core.formats.stage_router import export_stage_router
 from skillorchestra_core.formats.version_json import export_version_json
+from skillorchestra_core.processes import remove_orphans, temp_file
 
 FORMATS = ("skillorchestra", "rsl", "stage-router", "json")
 
@@ -45,7 +45,8 @@ def _umask() -> int:
 
 
 def write_json(doc: dict[str, Any], path: str | Path) -> None:
-    """Write atomically (temp file + rename) so a failed export never leaves half a file behind."""
+    """Write atomically (temp file + rename) so a failed export never leaves half a file behind; the temp file
+    of an earlier export of the same file that was killed mid-write is removed first."""
     path = Path(path)
     if path.parent and not path.parent.exists():
         raise StudioError(f"{path}: folder {path.parent} does not exist")
@@ -56,7 +57,8 @@ def write_json(doc: dict[str, Any], path: str | Path) -> None:
     if path.exists() and not path.is_file():
         raise StudioError(f"{path}: is not a regular file; give a file name to write")
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        remove_orphans(path.parent, f".{path.name}.")  # what an export of this file killed mid-write left
+        fd, tmp = temp_file(path.parent, f".{path.name}.")
     except OSError as exc:
         raise StudioError(f"{path}: cannot write in {path.parent} ({exc.strerror or exc})") from None
     try:

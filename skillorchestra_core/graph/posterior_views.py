@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from skillorchestra_core import posterior
 from skillorchestra_core.db.models import Query
@@ -147,11 +147,13 @@ def evidence_page(s: Session, data: VersionData, agent: str, skill: str, page: i
     page = min(max(1, page), pages)
     chunk = rows.iloc[(page - 1) * page_size: page * page_size].copy()
     ids = [int(q) for q in chunk["query_id"]] if total else []
-    texts = dict(s.execute(select(Query.id, Query.text).where(Query.id.in_(ids))).all()) if ids else {}
+    found = (s.connection().execute(select(col(Query.id), col(Query.text)).where(col(Query.id).in_(ids))).all()
+             if ids else [])
+    texts: dict[int, str] = {i: t for i, t in found if i is not None}
     chunk["text"] = chunk["query_id"].map(texts) if total else []
-    for col in EVIDENCE_COLUMNS:
-        if col not in chunk:
-            chunk[col] = None
+    for name in EVIDENCE_COLUMNS:
+        if name not in chunk:
+            chunk[name] = None
     return EvidencePage(chunk[EVIDENCE_COLUMNS].reset_index(drop=True), total, page, pages,
                         float(rows["S"].sum()) if total else 0.0, float(rows["F"].sum()) if total else 0.0,
                         source_breakdown(rows))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlmodel import Session, select
 
-from skillorchestra_core.db.models import Query
+from skillorchestra_core.db.models import Query, key
 from skillorchestra_core.evidence.ingest import AgentHint, OutcomeRow, ingest_outcomes
 from skillorchestra_core.handbook.content import SkillSpec
 from skillorchestra_core.handbook.store import commit_version, get_handbook, latest_content
@@ -74,13 +74,14 @@ def build_synthetic_handbook(s: Session, spec: SyntheticSpec = SyntheticSpec()) 
     ingest_outcomes(s, spec.name, rows, source_label="synthetic", author="synthetic", agent_hints=hints,
                     description="Generated for scale tests (synthetic).", synthetic=True)
     hb = get_handbook(s, spec.name)
-    ids = dict(s.exec(select(Query.ext_id, Query.id).where(Query.handbook_id == hb.id)).all())
-    parent, content = latest_content(s, hb.id)
+    ids = {ext: i for ext, i in s.exec(select(Query.ext_id, Query.id).where(Query.handbook_id == hb.id))
+           if i is not None}
+    parent, content = latest_content(s, key(hb))
     for tree in trees.values():
         for skill in tree:
             content.skills[skill.key] = skill
-    for qid, mode, leaf in plan:
-        content.attributions[(ids[qid], mode, leaf)] = (1.0, "label")
+    for qid, mode, leaf_key in plan:
+        content.attributions[(ids[qid], mode, leaf_key)] = (1.0, "label")
     version, _ = commit_version(s, hb, content, author="synthetic", message="synthetic skill tree",
                                 source="synthetic", parent=parent)
     return version.number

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sqlalchemy import delete, select
-from sqlmodel import Session, SQLModel
+from sqlalchemy import delete
+from sqlmodel import Session, SQLModel, col, select
 
 from skillorchestra_core.db.models import AuditLog, HandbookVersion, Query
 from skillorchestra_core.handbook.store import get_handbook
@@ -11,8 +11,8 @@ from skillorchestra_core.handbook.store import get_handbook
 
 def delete_handbook(s: Session, name: str, actor: str = "cli") -> None:
     hb = get_handbook(s, name)
-    version_ids = list(s.exec(select(HandbookVersion.id).where(HandbookVersion.handbook_id == hb.id)).scalars())
-    query_ids = list(s.exec(select(Query.id).where(Query.handbook_id == hb.id)).scalars())
+    version_ids = list(s.exec(select(col(HandbookVersion.id)).where(HandbookVersion.handbook_id == hb.id)))
+    query_ids = list(s.exec(select(col(Query.id)).where(Query.handbook_id == hb.id)))
     owners = {"handbook": [hb.id], "handbook_version": version_ids, "query": query_ids}
     # Children first: walk the tables in reverse dependency order and delete rows pointing at the handbook's rows.
     for table in reversed(SQLModel.metadata.sorted_tables):

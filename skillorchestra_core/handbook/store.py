@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import func, insert
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.engine import lock_for_write
 from skillorchestra_core.db.models import (
@@ -20,6 +21,7 @@ from skillorchestra_core.db.models import (
     Query,
     Skill,
     Trajectory,
+    key,
 )
 from skillorchestra_core.db.retry import get_or_create
 from skillorchestra_core.errors import Conflict, NotFound, StudioError
@@ -87,7 +89,7 @@ def is_candidate(version: HandbookVersion) -> bool:
 def latest_version(s: Session, handbook_id: int) -> HandbookVersion | None:
     """The handbook's latest version: the newest one that is not a selection candidate."""
     rows = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == handbook_id)
-                  .order_by(HandbookVersion.number.desc()))
+                  .order_by(col(HandbookVersion.number).desc()))
     return next((v for v in rows if not is_candidate(v)), None)
 
 
@@ -96,7 +98,7 @@ def get_version(s: Session, name: str, number: int | None = None) -> HandbookVer
     hb = get_handbook(s, name)
     stmt = select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id)
     if number is None:
-        version = latest_version(s, hb.id)
+        version = latest_version(s, key(hb))
     else:
         version = s.exec(stmt.where(HandbookVersion.number == number)).first()
     if version is None:
@@ -107,7 +109,7 @@ def get_version(s: Session, name: str, number: int | None = None) -> HandbookVer
 
 def list_versions(s: Session, name: str) -> list[HandbookVersion]:
     hb = get_handbook(s, name)
-    stmt = select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id).order_by(HandbookVersion.number)
+    stmt = select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id).order_by(col(HandbookVersion.number))
     return list(s.exec(stmt).all())
 
 
@@ -131,34 +133,40 @@ def load_content(s: Session, version_id: int) -> HandbookContent:
         )
     for i in s.exec(select(ImportedCompetence).where(ImportedCompetence.version_id == version_id)):
         c.imported[(i.agent, i.mode, i.skill_key)] = ImportedCounts(i.agent, i.mode, i.skill_key, i.alpha, i.beta)
-    rows = s.exec(
-        select(Attribution.query_id, Attribution.mode, Attribution.skill_key, Attribution.weight,
-               Attribution.attributed_by).where(Attribution.version_id == version_id)
+    # Five columns, past the arity of sqlmodel's typed select(): SQLAlchemy's, on the session's connection (the
+    # reads above already flushed anything pending).
+    rows = s.connection().execute(
+        sa_select(col(Attribution.query_id), col(Attribution.mode), col(Attribution.skill_key),
+                  col(Attribution.weight), col(Attribution.attributed_by))
+        .where(col(Attribution.version_id) == version_id)
     )
     c.attributions = {(q, m, k): (w, by) for q, m, k, w, by in rows}
     return c
 
 
 def load_version(s: Session, name: str, number: int | None = None) -> LoadedVersion:
-    version = get_version(s, name, number)
-    hb = s.get(Handbook, version.handbook_id)
-    return LoadedVersion(hb.id, hb.name, version.id, version.number, version.content_hash,
-                         load_content(s, version.id), hb.synthetic)
+    return _loaded(s, get_version(s, name, number))
 
 
 def load_version_by_id(s: Session, version_id: int) -> LoadedVersion:
     version = s.get(HandbookVersion, version_id)
     if version is None:
         raise NotFound(f"no handbook version with id {version_id}")
+    return _loaded(s, version)
+
+
+def _loaded(s: Session, version: HandbookVersion) -> LoadedVersion:
     hb = s.get(Handbook, version.handbook_id)
-    return LoadedVersion(hb.id, hb.name, version.id, version.number, version.content_hash,
-                         load_content(s, version.id), hb.synthetic)
+    if hb is None:  # the foreign key forbids it
+        raise NotFound(f"handbook {version.handbook_id} of version {version.id} is gone")
+    return LoadedVersion(key(hb), hb.name, key(version), version.number, version.content_hash,
+                         load_content(s, key(version)), hb.synthetic)
 
 
 def latest_content(s: Session, handbook_id: int) -> tuple[HandbookVersion | None, HandbookContent]:
     """The latest version and a fresh copy of its content to edit (empty content for a new handbook)."""
     version = latest_version(s, handbook_id)
-    return version, (load_content(s, version.id) if version else HandbookContent())
+    return version, (load_content(s, key(version)) if version else HandbookContent())
 
 
 def commit_version(
@@ -189,14 +197,15 @@ def commit_version(
     if branch != ("candidate" in content.metadata):
         raise StudioError("a selection candidate is committed with branch=True and a 'candidate' metadata entry")
     _take_latest(s, handbook, None if branch else parent, check=not branch)
-    query_keys = dict(s.exec(select(Query.id, Query.ext_id).where(Query.handbook_id == handbook.id)).all())
+    query_keys = {key_: ext for key_, ext in s.exec(select(Query.id, Query.ext_id)
+                                                    .where(Query.handbook_id == handbook.id)) if key_ is not None}
     digest = content.content_hash(query_keys, batch_digests(s, content.evidence_batches))
     if parent is not None and parent.content_hash == digest and not force:
         return parent, False
     number = (s.exec(select(func.max(HandbookVersion.number)).where(
         HandbookVersion.handbook_id == handbook.id)).one() or 0) + 1
     version = HandbookVersion(
-        handbook_id=handbook.id, number=number, parent_id=parent.id if parent else None, author=author,
+        handbook_id=key(handbook), number=number, parent_id=parent.id if parent else None, author=author,
         message=message, source=source, content_hash=digest,
         metadata_={**content.metadata, "learn_splits": list(content.learn_splits)},
     )
@@ -205,8 +214,8 @@ def commit_version(
         s.flush()
     except IntegrityError as exc:  # a concurrent writer took this number first (no lock on this backend)
         raise _conflict(s, handbook, parent) from exc
-    link_batches(s, version.id, content.evidence_batches)
-    _insert_content(s, version.id, content)
+    link_batches(s, key(version), content.evidence_batches)
+    _insert_content(s, key(version), content)
     s.add(AuditLog(actor=author, action="version.create", entity="handbook_version", entity_id=version.id,
                    handbook_id=handbook.id, details={"number": number, "message": message, "source": source,
                                                      "parent": parent.number if parent else None}))
@@ -220,7 +229,7 @@ def _take_latest(s: Session, handbook: Handbook, parent: HandbookVersion | None,
         lock_for_write(s, f"handbook:{handbook.name}")
     except OperationalError as exc:  # SQLite: this transaction read a snapshot older than another writer's commit
         raise _conflict(s, handbook, parent) from exc
-    latest = latest_version(s, handbook.id)
+    latest = latest_version(s, key(handbook))
     if check and (latest.id if latest else None) != (parent.id if parent else None):
         raise _describe_conflict(handbook.name, parent, latest)
 
@@ -231,7 +240,7 @@ def _conflict(s: Session, handbook: Handbook, parent: HandbookVersion | None) ->
 
     with PlainSession(s.get_bind().engine) as fresh:
         rows = fresh.execute(select(HandbookVersion).where(HandbookVersion.handbook_id == handbook.id)
-                             .order_by(HandbookVersion.number.desc())).scalars().all()
+                             .order_by(col(HandbookVersion.number).desc())).scalars().all()
         latest = next((v for v in rows if not is_candidate(v)), None)
         fresh.expunge_all()
     return _describe_conflict(handbook.name, parent, latest)
@@ -267,9 +276,9 @@ def _insert_content(s: Session, vid: int, c: HandbookContent) -> None:
 
 def summarise_handbooks(s: Session) -> list[HandbookSummary]:
     out = []
-    for hb in s.exec(select(Handbook).order_by(Handbook.name)):
+    for hb in s.exec(select(Handbook).order_by(col(Handbook.name))):
         versions = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == hb.id)
-                          .order_by(HandbookVersion.number)).all()
+                          .order_by(col(HandbookVersion.number))).all()
         latest = versions[-1] if versions else None
 
         def count(model, *where):

@@ -110,15 +110,15 @@ def attribute_llm(client: LlmClient, content: HandbookContent, inputs: LearnInpu
         refs = {f"Q{i + 1}": ids[i] for i in group}
         got = ask_structured(client, lp.attribution_messages(mode, catalog, [blocks[i] for i in group]),
                              lp.AttributionReply, purpose=PURPOSE, check=_checker(refs, resolve))
-        if not got.ok:
+        if got.value is None:
             notes.append(f"{mode}: attribution batch {n + 1}/{len(groups)} failed ({got.error}); "
                          "its queries were attributed by the text classifier")
         else:
             for a in got.value.attributions:
                 weights: dict[str, float] = {}
-                for w in a.skills:
-                    key = resolve[w.skill_id.strip().lower()]
-                    weights[key] = weights.get(key, 0.0) + w.weight
+                for sw in a.skills:
+                    key = resolve[sw.skill_id.strip().lower()]
+                    weights[key] = weights.get(key, 0.0) + sw.weight
                 q = refs[a.query.strip().upper()]
                 for k, w in normalised(weights).items():
                     content.attributions[(q, mode, k)] = (w, f"llm:{got.model}")

@@ -99,10 +99,9 @@ def _from_clusters(found: ModeDiscovery, inputs: LearnInputs, ids: list[int], se
         terms = tc.distinguishing_terms(x, top.labels, c, vocab)
         cat_key = f"{found.mode}.{slug('_'.join(tc.name_terms(terms, 2)) or f'cluster_{c}')}"
         sub = tax.subs.get(c)
-        leaf = sub is None or sub.k == 1
         found.skills.append(_cluster_skill(cat_key, found.mode, terms, rows, top.centroids[c], x, ids, inputs, {
             **base, "level": "category", "k": top.k, "criterion_by_k": top.scores, "queries": len(rows)}))
-        if leaf:
+        if sub is None or sub.k == 1:  # a leaf category
             found.placement.update({ids[i]: {cat_key: 1.0} for i in rows})
             continue
         xs = x[rows]

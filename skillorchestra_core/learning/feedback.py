@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from sqlalchemy import insert
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.engine import get_engine, lock_for_write
-from skillorchestra_core.db.models import AuditLog, DecisionTrace, Handbook, Query, Trajectory
+from skillorchestra_core.db.models import AuditLog, DecisionTrace, Handbook, Query, Trajectory, key
 from skillorchestra_core.errors import NotFound, StudioError
 from skillorchestra_core.evidence.batches import new_batch
 from skillorchestra_core.handbook.store import commit_version, latest_content
@@ -58,33 +58,36 @@ def _record(s: Session, trace_id: int, score: float, author: str) -> FeedbackRes
     if not steps or row.handbook_id is None:
         raise StudioError(f"decision {trace_id} chose no agent of a stored handbook; nothing to give feedback on")
     hb = s.get(Handbook, row.handbook_id)
+    if hb is None:
+        raise NotFound(f"the handbook of decision {trace_id} is gone")
+    hb_id, chosen = key(hb), steps[-1].chosen
     lock_for_write(s, f"handbook:{hb.name}")
     ext = feedback_ext_id(trace_id)
-    if s.exec(select(Query.id).where(Query.handbook_id == hb.id, Query.ext_id == ext)).first() is not None:
+    if s.exec(select(Query.id).where(Query.handbook_id == hb_id, Query.ext_id == ext)).first() is not None:
         raise StudioError(f"decision {trace_id} already has feedback; evidence is append-only")
-    held = s.exec(select(Query.ext_id).where(Query.handbook_id == hb.id, Query.text == trace.query,
-                                             Query.split.in_(("val", "test")))).first()
+    held = s.exec(select(Query.ext_id).where(Query.handbook_id == hb_id, Query.text == trace.query,
+                                             col(Query.split).in_(("val", "test")))).first()
     if held is not None:
         raise StudioError(f"decision {trace_id} routed held-out query {held!r}; feedback on it would leak "
                           "validation/test evidence into learning")
-    query = Query(handbook_id=hb.id, ext_id=ext, text=trace.query, split="train", dataset="feedback")
+    query = Query(handbook_id=hb_id, ext_id=ext, text=trace.query, split="train", dataset="feedback")
     s.add(query)
     s.flush()
-    parent, content = latest_content(s, hb.id)
-    rows = [dict(handbook_id=hb.id, query_id=query.id, agent=st.chosen, mode=st.mode, score=score,
+    parent, content = latest_content(s, hb_id)
+    rows = [dict(handbook_id=hb_id, query_id=key(query), agent=st.chosen, mode=st.mode, score=score,
                  cost_usd=_cost(st), source="feedback", path=",".join(x.mode for x in steps)) for st in steps]
-    batch = new_batch(s, hb.id, f"feedback on decision {trace_id}",
+    batch = new_batch(s, hb_id, f"feedback on decision {trace_id}",
                       [(ext, r["agent"], r["mode"], "feedback", score, None, None, r["cost_usd"], None) for r in rows])
     s.exec(insert(Trajectory), params=[{**r, "batch_id": batch} for r in rows])
     content.evidence_batches = sorted({*content.evidence_batches, batch})
     weights = {}
     for st in steps:
-        weights = _attribute(content, query.id, st)
+        weights = _attribute(content, key(query), st)
     version, _ = commit_version(s, hb, content, author=author, message=f"feedback {score:g} on decision {trace_id}",
                                 source="feedback", parent=parent)
     s.add(AuditLog(actor=author, action="decision.feedback", entity="decision_trace", entity_id=trace_id,
-                   handbook_id=hb.id, details={"score": score, "version": version.number, "query": ext}))
-    return FeedbackResult(trace_id, hb.name, steps[-1].chosen, score, version.number, ext, weights, len(steps))
+                   handbook_id=hb_id, details={"score": score, "version": version.number, "query": ext}))
+    return FeedbackResult(trace_id, hb.name, chosen or "", score, version.number, ext, weights, len(steps))
 
 
 def _cost(step) -> float | None:

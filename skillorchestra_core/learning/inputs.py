@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.models import Query, Trajectory
 from skillorchestra_core.handbook.store import LoadedVersion, load_version
@@ -70,12 +69,13 @@ def read_inputs(s: Session, name: str, version: int | None = None) -> LearnInput
     loaded = load_version(s, name, version)
     frames = profile.load_frames(s, loaded)
     learn_ids = sorted(int(q) for q in frames.outcomes["query_id"].unique())
-    rows = s.exec(select(Query.id, Query.ext_id, Query.text, Query.split)
+    rows = s.exec(select(col(Query.id), col(Query.ext_id), col(Query.text), col(Query.split))
                   .where(Query.handbook_id == loaded.handbook_id)).all()
     learn = set(learn_ids)
     texts = {int(q): str(t) for q, _e, t, _sp in rows if q in learn}
     ext_ids = {int(q): str(e) for q, e, _t, _sp in rows if q in learn}
-    held = {int(q): str(t) for q, _e, t, sp in rows if q not in learn and sp not in frames.learn_splits}
+    held = {int(q): str(t) for q, _e, t, sp in rows
+            if q is not None and q not in learn and sp not in frames.learn_splits}
     return LearnInputs(loaded, frames, texts, ext_ids, held, _responses(s, frames))
 
 
@@ -84,8 +84,10 @@ def _responses(s: Session, frames: profile.VersionFrames) -> dict[tuple[int, str
     ids = [int(t) for t in frames.outcomes["trajectory_id"]]
     out: dict[tuple[int, str], dict[str, str]] = {}
     for start in range(0, len(ids), 5000):
-        rows = s.exec(select(Trajectory.query_id, Trajectory.mode, Trajectory.agent, Trajectory.response)
-                      .where(Trajectory.id.in_(ids[start:start + 5000]), Trajectory.response.is_not(None))).all()
+        rows = s.exec(select(col(Trajectory.query_id), col(Trajectory.mode), col(Trajectory.agent),
+                             col(Trajectory.response))
+                      .where(col(Trajectory.id).in_(ids[start:start + 5000]),
+                             col(Trajectory.response).is_not(None))).all()
         for q, m, a, r in rows:
             if r:
                 out.setdefault((int(q), m), {})[a] = r

@@ -89,7 +89,7 @@ def llm_insights(client: LlmClient, mode: str, comp, costs, leaves) -> tuple[lis
             {"role": "user", "content": f"Mode: {mode}\nskill | agent | posterior mean | evidence\n"
                                         + numbers_table(mode, comp, costs, leaves)}]
     got = ask_structured(client, msgs, InsightsReply, purpose=PURPOSE)
-    if not got.ok:
+    if got.value is None:
         return templated(mode, comp, costs, leaves), f"{mode}: LLM insights failed ({got.error}); used templates"
     return [_insight(mode, i.content, i.insight_type, i.confidence, f"llm:{got.model}", [])
             for i in got.value.insights[:6]], ""

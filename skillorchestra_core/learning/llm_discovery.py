@@ -43,7 +43,7 @@ def discover_llm(client: LlmClient, content: HandbookContent, inputs: LearnInput
                    [f"- {s.key}: {s.name}" for s in found.skills]
         got = ask_structured(client, lp.discovery_messages(mode, description, [blocks[i] for i in group], existing),
                              lp.DiscoveryReply, purpose=PURPOSE)
-        if not got.ok:
+        if got.value is None:
             found.notes.append(f"{mode}: discovery batch {n + 1}/{len(groups)} failed: {got.error}")
         else:
             _add(found, got.value, got.model, n, [inputs.ext_ids[ids[i]] for i in group])

@@ -13,19 +13,16 @@ import os
 import subprocess
 import sys
 from dataclasses import asdict
-from datetime import datetime, timedelta, timezone
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.engine import get_engine
-from skillorchestra_core.db.models import LearningRun, utcnow
+from skillorchestra_core.db.models import LearningRun, key, utcnow
 from skillorchestra_core.errors import NotFound, StudioError
 from skillorchestra_core.handbook.store import get_version
 from skillorchestra_core.learning.pipeline import STAGES, LearnOptions
-from skillorchestra_core.processes import alive
+from skillorchestra_core.processes import owner_gone
 
-HEARTBEAT_S = 5.0  # the worker touches its row this often
-STALE_S = 120.0  # a queued or running row untouched this long has no live worker (a kill, a reboot, another host)
 RETRYABLE = ("interrupted", "failed", "cancelled")
 
 
@@ -37,7 +34,7 @@ def create_run(db_url: str | None, name: str, options: LearnOptions, actor: str 
                           options=asdict(options), actor=actor, progress={st: 0.0 for st in STAGES})
         s.add(run)
         s.commit()
-        return int(run.id)
+        return key(run)
 
 
 def start_run(db_url: str | None, name: str, options: LearnOptions, actor: str = "system",
@@ -56,6 +53,8 @@ def start_run(db_url: str | None, name: str, options: LearnOptions, actor: str =
 def update(db_url: str | None, run_id: int, **fields) -> None:
     with Session(get_engine(db_url)) as s:
         run = s.get(LearningRun, run_id)
+        if run is None:
+            raise NotFound(f"no learning run with id {run_id}")
         for k, v in fields.items():
             setattr(run, k, v)
         run.updated_at = utcnow()
@@ -69,7 +68,7 @@ def get_run(db_url: str | None, run_id: int) -> LearningRun:
         if run is None:
             raise NotFound(f"no learning run with id {run_id}")
         s.expunge(run)
-    if run.status in ("queued", "running") and (run.pid and not alive(run.pid) or _stale(run.updated_at)):
+    if run.status in ("queued", "running") and owner_gone(run.pid, run.updated_at):
         run.status, run.error = "interrupted", "the worker process is gone; no version was written"
     return run
 
@@ -87,19 +86,12 @@ def retry_run(db_url: str | None, run_id: int, actor: str | None = None) -> int:
     return new_id
 
 
-def _stale(updated_at: datetime | None) -> bool:
-    if updated_at is None:
-        return False
-    seen = updated_at if updated_at.tzinfo else updated_at.replace(tzinfo=timezone.utc)  # SQLite keeps no zone
-    return datetime.now(timezone.utc) - seen > timedelta(seconds=STALE_S)
-
-
 def list_runs(db_url: str | None, name: str | None = None, limit: int = 20) -> list[LearningRun]:
     with Session(get_engine(db_url), expire_on_commit=False) as s:
-        stmt = select(LearningRun.id).order_by(LearningRun.id.desc()).limit(limit)
+        stmt = select(col(LearningRun.id)).order_by(col(LearningRun.id).desc()).limit(limit)
         if name:
             stmt = stmt.where(LearningRun.handbook_name == name)
-        ids = list(s.exec(stmt).all())
+        ids = [i for i in s.exec(stmt) if i is not None]
     return [get_run(db_url, i) for i in ids]
 
 

@@ -4,33 +4,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import threading
 import traceback
 
 from skillorchestra_core.errors import StudioError
 from skillorchestra_core.learning import runs
 from skillorchestra_core.learning.pipeline import Cancelled, LearnOptions
 from skillorchestra_core.learning.run import run_learning
-
-
-def heartbeat(db_url: str | None, run_id: int, stop: threading.Event, every_s: float = runs.HEARTBEAT_S) -> None:
-    """Touch the run's row until `stop`: a row whose heartbeat stops belongs to a worker that died."""
-    while not stop.wait(every_s):
-        try:
-            runs.update(db_url, run_id)
-        except Exception:  # noqa: BLE001  (a busy database only delays the next beat)
-            continue
+from skillorchestra_core.processes import heartbeat
 
 
 def work(db_url: str | None, run_id: int) -> str:
     run = runs.get_run(db_url, run_id)
     runs.update(db_url, run_id, status="running", pid=os.getpid())
-    stop = threading.Event()
-    threading.Thread(target=heartbeat, args=(db_url, run_id, stop), name="learning-heartbeat", daemon=True).start()
-    try:
+    with heartbeat(lambda: runs.update(db_url, run_id), "learning-heartbeat"):  # a stopped beat: a dead worker
         return _work(db_url, run)
-    finally:
-        stop.set()
 
 
 def _work(db_url: str | None, run) -> str:

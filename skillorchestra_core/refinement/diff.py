@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from skillorchestra_core.db.models import Query
 from skillorchestra_core.handbook.store import LoadedVersion, load_version
@@ -70,8 +70,9 @@ def posterior_moves(s: Session, a: LoadedVersion, b: LoadedVersion) -> list[dict
 
 
 def _val_queries(s: Session, handbook_id: int) -> pd.DataFrame:
-    return pd.read_sql(select(Query.id, Query.text).where(Query.handbook_id == handbook_id, Query.split == "val")
-                       .order_by(Query.id), s.connection())
+    return pd.read_sql(select(col(Query.id), col(Query.text)).where(col(Query.handbook_id) == handbook_id,
+                                                                   col(Query.split) == "val")
+                       .order_by(col(Query.id)), s.connection())
 
 
 def routing_changes(s: Session, a: LoadedVersion, b: LoadedVersion, lam: float,

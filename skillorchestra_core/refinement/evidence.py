@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.models import Query
 from skillorchestra_core.handbook.store import LoadedVersion
@@ -53,5 +52,6 @@ def load_evidence(s: Session, loaded: LoadedVersion) -> RefinementEvidence:
     texts: dict[int, str] = {}
     for start in range(0, len(ids), 900):  # SQLite's bound-parameter limit
         chunk = ids[start:start + 900]
-        texts.update(s.exec(select(Query.id, Query.text).where(Query.id.in_(chunk))).all())
+        texts.update((i, t) for i, t in s.exec(select(Query.id, Query.text).where(col(Query.id).in_(chunk)))
+                     if i is not None)
     return evidence_from_frames(train, frames.attributions, frames.skills, frames.agents, texts)

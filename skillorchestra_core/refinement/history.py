@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from skillorchestra_core.db.models import AuditLog, Handbook
+from skillorchestra_core.db.models import AuditLog, Handbook, key
 from skillorchestra_core.errors import StudioError
 from skillorchestra_core.handbook.store import (
     LoadedVersion,
@@ -44,7 +44,7 @@ def version_rows(s: Session, name: str) -> list[VersionRow]:
     versions = list_versions(s, name)
     numbers = {v.id: v.number for v in versions}
     return [VersionRow(v.number, numbers.get(v.parent_id), v.author, v.message, v.source, v.created_at,
-                       v.content_hash, len(load_content(s, v.id).skills)) for v in versions]
+                       v.content_hash, len(load_content(s, key(v)).skills)) for v in versions]
 
 
 def restore_version(s: Session, name: str, number: int, actor: str) -> int:
@@ -54,14 +54,14 @@ def restore_version(s: Session, name: str, number: int, actor: str) -> int:
     old, latest = get_version(s, name, number), get_version(s, name)
     if old.id == latest.id:
         raise StudioError(f"v{number} is already the latest version of {name!r}")
-    version, created = commit_version(s, hb, load_content(s, old.id), author=who, source="restore",
+    version, created = commit_version(s, hb, load_content(s, key(old)), author=who, source="restore",
                                       message=f"Restore v{number}", parent=latest, force=True)
     s.add(AuditLog(actor=who, action="version.restore", entity="handbook_version", entity_id=version.id,
                    handbook_id=hb.id, details={"before": {"version": latest.number, "hash": latest.content_hash},
                                                "after": {"version": version.number, "hash": version.content_hash,
                                                          "restored": number}}))
     s.commit()
-    refresh(s, hb.id)
+    refresh(s, key(hb))
     s.commit()
     return version.number
 
@@ -81,7 +81,7 @@ def preview_candidate(s: Session, candidate_id: int, edits: Proposal | None = No
     record = CandidateRecord.model_validate(row.record)
     base = load_version_by_id(s, row.version_id)
     proposal = edits or proposal_for(s, candidate_id)
-    content = apply_proposal(base.content, record, proposal, row.id, evidence_texts(s, record))
+    content = apply_proposal(base.content, record, proposal, key(row), evidence_texts(s, record))
     after = LoadedVersion(base.handbook_id, base.handbook_name, -1, base.number, f"preview:{row.id}", content,
                           base.synthetic)
     return diff_loaded(s, base, after, lam, stored_b=False, after_label=f"v{base.number} + #{row.id}")
@@ -101,8 +101,8 @@ class AuditRow:
 
 def audit_rows(s: Session, handbook: str | None = None, limit: int = 500) -> list[AuditRow]:
     names = dict(s.exec(select(Handbook.id, Handbook.name)).all())
-    stmt = select(AuditLog).order_by(AuditLog.id.desc()).limit(limit)
+    stmt = select(AuditLog).order_by(col(AuditLog.id).desc()).limit(limit)
     if handbook is not None:
         stmt = stmt.where(AuditLog.handbook_id == get_handbook(s, handbook).id)
-    return [AuditRow(a.id, a.at, a.actor, a.action, a.entity, a.entity_id, names.get(a.handbook_id),
+    return [AuditRow(key(a), a.at, a.actor, a.action, a.entity, a.entity_id, names.get(a.handbook_id),
                      dict(a.details or {})) for a in s.exec(stmt)]

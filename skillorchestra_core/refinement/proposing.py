@@ -4,7 +4,7 @@ is stored with its error (status "failed") and can be retried; it is never appli
 from __future__ import annotations
 
 from sqlalchemy import update
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from skillorchestra_core.db.models import RefinementCandidate
 from skillorchestra_core.errors import Conflict
@@ -31,16 +31,19 @@ def propose(s: Session, candidate_id: int, client: LlmClient | None = None) -> t
         save_calls(s, client.calls.since(start))  # every call, valid or not, is logged with the decision
     else:
         proposal, error = offline_proposal(record, content), ""
-    values = ({"proposal": proposal.model_dump(mode="json"), "proposal_status": "ok", "proposal_error": ""}
-              if proposal is not None else {"proposal_status": "failed", "proposal_error": error[:4000]})
+    status, message = ("ok", "") if proposal is not None else ("failed", error[:4000])
+    values: dict[str, object] = {"proposal_status": status, "proposal_error": message}
+    if proposal is not None:
+        values["proposal"] = proposal.model_dump(mode="json")
     res = s.exec(update(RefinementCandidate).where(
-        RefinementCandidate.id == row.id, RefinementCandidate.row_version == row.row_version,
-        RefinementCandidate.status == "pending").values(row_version=RefinementCandidate.row_version + 1, **values))
+        col(RefinementCandidate.id) == row.id, col(RefinementCandidate.row_version) == row.row_version,
+        col(RefinementCandidate.status) == "pending").values(row_version=RefinementCandidate.row_version + 1,
+                                                              **values))
     if res.rowcount != 1:
         s.rollback()
         raise Conflict(f"candidate #{row.id} changed while proposing; try again")
     s.commit()
-    return values["proposal_status"], values["proposal_error"]
+    return status, message
 
 
 def propose_pending(s: Session, handbook: str, client: LlmClient | None = None) -> int:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from sqlalchemy import update
-from sqlmodel import Session
+from sqlmodel import Session, col
 
-from skillorchestra_core.db.models import AuditLog, Handbook, HandbookVersion, RefinementCandidate, utcnow
+from skillorchestra_core.db.models import AuditLog, Handbook, HandbookVersion, RefinementCandidate, key, utcnow
 from skillorchestra_core.errors import Conflict, StudioError
 from skillorchestra_core.handbook.content import HandbookContent
 from skillorchestra_core.handbook.store import commit_version, load_content
@@ -50,13 +50,13 @@ def _current(s: Session, candidate_id: int, seen: int | None) -> RefinementCandi
 
 def _claim(s: Session, row: RefinementCandidate, seen: int, status: str, who: str, note: str) -> None:
     res = s.exec(update(RefinementCandidate).where(
-        RefinementCandidate.id == row.id, RefinementCandidate.row_version == seen,
-        RefinementCandidate.status == "pending").values(
+        col(RefinementCandidate.id) == row.id, col(RefinementCandidate.row_version) == seen,
+        col(RefinementCandidate.status) == "pending").values(
         status=status, row_version=RefinementCandidate.row_version + 1, decided_by=who, decided_at=utcnow(),
         decision_note=note))
     if res.rowcount != 1:
         s.rollback()
-        raise Conflict(_decided_message(get_row(s, row.id)))
+        raise Conflict(_decided_message(get_row(s, key(row))))
 
 
 def _skill_specs(content: HandbookContent, keys: list[str]) -> list[dict]:
@@ -71,8 +71,8 @@ def evidence_texts(s: Session, record: CandidateRecord) -> dict[int, str]:
     ids = [q for g in record.groups for q in g.query_ids]
     out: dict[int, str] = {}
     for start in range(0, len(ids), 900):
-        out.update(s.exec(select(Query.id, Query.text).where(Query.id.in_(ids[start:start + 900]),
-                                                            Query.split == TRAIN)).all())
+        out.update((i, t) for i, t in s.exec(select(Query.id, Query.text).where(
+            col(Query.id).in_(ids[start:start + 900]), Query.split == TRAIN)) if i is not None)
     return out
 
 
@@ -87,17 +87,21 @@ def approve(s: Session, candidate_id: int, actor: str, *, seen_row_version: int 
     stored = Proposal.model_validate(row.proposal) if row.proposal_status == "ok" else None
     proposal = edits or stored or offline_proposal(record, content)
     status = "edited" if edits is not None and edits != stored else "approved"
-    new_content = apply_proposal(content, record, proposal, row.id, evidence_texts(s, record))
+    new_content = apply_proposal(content, record, proposal, key(row), evidence_texts(s, record))
     parent = s.get(HandbookVersion, row.version_id)
+    handbook = s.get(Handbook, row.handbook_id)
+    if parent is None or handbook is None:  # the foreign keys forbid it
+        raise StudioError(f"candidate #{row.id} points at a version or handbook that is gone")
     _claim(s, row, row.row_version, status, who, note)
     try:  # commit_version is a compare-and-set on `parent`: a newer version makes it raise Conflict
-        version, _ = commit_version(s, s.get(Handbook, row.handbook_id), new_content, author=who,
+        version, _ = commit_version(s, handbook, new_content, author=who,
                                     message=f"{record.title} (candidate #{row.id}, {status})", source="refinement",
                                     parent=parent, force=True)
     except Exception:
         s.rollback()  # the claim goes too: a decision is all or nothing
         raise
-    s.exec(update(RefinementCandidate).where(RefinementCandidate.id == row.id).values(result_version_id=version.id))
+    s.exec(update(RefinementCandidate).where(col(RefinementCandidate.id) == row.id)
+           .values(result_version_id=version.id))
     s.add(AuditLog(actor=who, action=f"refinement.{status}", entity="refinement_candidate", entity_id=row.id,
                    handbook_id=row.handbook_id, details={
                        "candidate": record.title, "note": note, "proposal": proposal.model_dump(mode="json"),
@@ -108,7 +112,7 @@ def approve(s: Session, candidate_id: int, actor: str, *, seen_row_version: int 
     s.commit()
     refresh(s, row.handbook_id)  # after the decision's commit: the write lock is held only for the decision
     s.commit()
-    return Decision(row.id, status, version.number, f"{status} #{row.id}: {record.title} -> v{version.number}")
+    return Decision(key(row), status, version.number, f"{status} #{row.id}: {record.title} -> v{version.number}")
 
 
 def reject(s: Session, candidate_id: int, actor: str, reason: str, *, seen_row_version: int | None = None) -> Decision:
@@ -123,4 +127,4 @@ def reject(s: Session, candidate_id: int, actor: str, reason: str, *, seen_row_v
                        "candidate": record.title, "reason": reason.strip(),
                        "before": {"status": "pending"}, "after": {"status": "rejected"}}))
     s.commit()
-    return Decision(row.id, "rejected", None, f"rejected #{row.id}: {record.title}")
+    return Decision(key(row), "rejected", None, f"rejected #{row.id}: {record.title}")

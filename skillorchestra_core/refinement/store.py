@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import update
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.models import Handbook, HandbookVersion, RefinementCandidate
+from skillorchestra_core.db.models import key as row_key
 from skillorchestra_core.errors import NotFound, StudioError
 from skillorchestra_core.handbook.content import HandbookContent
 from skillorchestra_core.handbook.store import LoadedVersion, get_handbook, latest_version, load_content
@@ -57,24 +58,27 @@ class CandidateView:
                 "evidence": self.record.model_dump(mode="json")}
 
 
-def _number(s: Session, version_id: int | None) -> int | None:
-    v = s.get(HandbookVersion, version_id) if version_id else None
-    return v.number if v else None
+def _number(s: Session, version_id: int) -> int:
+    v = s.get(HandbookVersion, version_id)
+    if v is None:  # the foreign key forbids it
+        raise NotFound(f"no handbook version with id {version_id}")
+    return v.number
 
 
 def view(s: Session, row: RefinementCandidate, handbook: str) -> CandidateView:
     return CandidateView(
-        row.id, handbook, _number(s, row.version_id), row.kind, row.detector, list(row.skills), row.statistic,
+        row_key(row), handbook, _number(s, row.version_id), row.kind, row.detector, list(row.skills), row.statistic,
         row.status, row.row_version, CandidateRecord.model_validate(row.record),
         Proposal.model_validate(row.proposal) if row.proposal_status == "ok" else None, row.proposal_status,
-        row.proposal_error, row.decided_by, row.decided_at, row.decision_note, _number(s, row.result_version_id),
+        row.proposal_error, row.decided_by, row.decided_at, row.decision_note,
+        None if row.result_version_id is None else _number(s, row.result_version_id),
         row.created_at)
 
 
 def save_detection(s: Session, loaded: LoadedVersion, records: list[CandidateRecord],
                    actor: str = "system") -> list[int]:
     """Store new candidates; one already pending on this version for the same change is kept, not duplicated."""
-    existing = {(r.kind, r.detector, tuple(r.skills)): r.id for r in s.exec(select(RefinementCandidate).where(
+    existing = {(r.kind, r.detector, tuple(r.skills)): row_key(r) for r in s.exec(select(RefinementCandidate).where(
         RefinementCandidate.version_id == loaded.version_id, RefinementCandidate.status == "pending"))}
     ids = []
     for rec in records:
@@ -85,7 +89,7 @@ def save_detection(s: Session, loaded: LoadedVersion, records: list[CandidateRec
                                       statistic=rec.statistic, record=rec.model_dump(mode="json"), created_by=actor)
             s.add(row)
             s.flush()
-            existing[key] = row.id
+            existing[key] = row_key(row)
         ids.append(existing[key])
     return ids
 
@@ -101,10 +105,10 @@ def list_candidates(s: Session, handbook: str | None = None, status: str | None 
     if status is not None and status not in STATUSES:
         raise StudioError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
     names = {}
-    stmt = select(RefinementCandidate).order_by(RefinementCandidate.id)
+    stmt = select(RefinementCandidate).order_by(col(RefinementCandidate.id))
     if handbook is not None:
         hb = get_handbook(s, handbook)
-        refresh(s, hb.id)
+        refresh(s, row_key(hb))
         names[hb.id] = hb.name
         stmt = stmt.where(RefinementCandidate.handbook_id == hb.id)
     else:
@@ -117,7 +121,8 @@ def list_candidates(s: Session, handbook: str | None = None, status: str | None 
     out = []
     for row in s.exec(stmt).all():
         if row.handbook_id not in names:
-            names[row.handbook_id] = s.get(Handbook, row.handbook_id).name
+            owner = s.get(Handbook, row.handbook_id)
+            names[row.handbook_id] = owner.name if owner is not None else f"#{row.handbook_id}"
         out.append(view(s, row, names[row.handbook_id]))
     return out
 
@@ -148,16 +153,17 @@ def refresh(s: Session, handbook_id: int) -> tuple[int, int]:
         RefinementCandidate.version_id != latest.id)).all()
     if not stale:
         return 0, 0
-    contents = {latest.id: load_content(s, latest.id)}
+    contents = {row_key(latest): load_content(s, row_key(latest))}
     carried = superseded = 0
     for row in stale:
         old = contents.setdefault(row.version_id, load_content(s, row.version_id))
-        keep = _unchanged(old, contents[latest.id], row)
+        keep = _unchanged(old, contents[row_key(latest)], row)
         values = ({"version_id": latest.id} if keep else
                   {"status": "superseded", "decision_note": f"the handbook moved on to v{latest.number}"})
         res = s.exec(update(RefinementCandidate).where(
-            RefinementCandidate.id == row.id, RefinementCandidate.row_version == row.row_version,
-            RefinementCandidate.status == "pending").values(row_version=RefinementCandidate.row_version + 1, **values))
+            col(RefinementCandidate.id) == row.id, col(RefinementCandidate.row_version) == row.row_version,
+            col(RefinementCandidate.status) == "pending").values(row_version=RefinementCandidate.row_version + 1,
+                                                                  **values))
         if res.rowcount == 1:
             carried, superseded = carried + keep, superseded + (not keep)
     s.flush()

@@ -164,7 +164,7 @@ def activate_llm(llm: LlmClient, model: RoutingModel, mode: str, query: str, his
 
     got = ask_structured(llm, activation_messages(model, mode, query, history), SkillAnalysis,
                          purpose="routing.activation", check=check)
-    if not got.ok:
+    if got.value is None:
         return None, got.error
     weights: dict[str, float] = {}
     for r in got.value.required_skills:
@@ -184,8 +184,7 @@ def activate(model: RoutingModel, mode: str, query: str, *, llm: LlmClient | Non
         raise ValueError(f"unknown activation method {method!r}; use auto, offline or llm")
     if method == "offline":
         return activate_offline(model, mode, query, top_k)
-    configured = llm is not None and getattr(llm, "configured", True)
-    if not configured:
+    if llm is None or not getattr(llm, "configured", True):
         found = activate_offline(model, mode, query, top_k)
         if method == "llm":
             return Activation(found.skills, found.source,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from skillorchestra_core.llm import LlmClient
 from skillorchestra_core.routing.batch import BatchResult, route_batch
@@ -21,6 +21,9 @@ from skillorchestra_core.routing.engine import RouteOptions, RouteRun
 from skillorchestra_core.routing.model import RoutingModel
 from skillorchestra_core.routing.snapshot import load_model_file, to_snapshot
 from skillorchestra_core.routing.trace import RouteTrace
+
+if TYPE_CHECKING:
+    from skillorchestra_core.selection.publish import Published
 
 TraceSink = Callable[[RouteTrace], None]
 
@@ -35,7 +38,7 @@ class HandbookRouter:
         self.defaults = RouteOptions(router=router, lam=lam, cost_unit=cost_unit, execute="dry-run",
                                      max_steps=max_steps, top_k=top_k, seed=seed, activation=activation)
         self.defaults.make_router()  # fail early on an unknown router
-        self.published = None  # the published configuration this router was loaded from, if any
+        self.published: Published | None = None  # the published configuration this router was loaded from
 
     @classmethod
     def from_database(cls, handbook: str, version: int | None = None, *, db_url: str | None = None,
@@ -84,7 +87,10 @@ class HandbookRouter:
 
     def choose(self, query: str, *, lam: float | None = None, router: str | None = None) -> str:
         """The agent the route ends with (the only step's agent in a single-mode handbook)."""
-        return self.route(query, lam=lam, router=router).chosen_agent
+        chosen = self.route(query, lam=lam, router=router).chosen_agent
+        if chosen is None:  # a route always ends with an agent; a trace without one is a bug
+            raise ValueError(f"routing {query[:60]!r} chose no agent")
+        return chosen
 
     def route_batch(self, queries: list[str], *, lam: float | None = None, mode: str | None = None) -> BatchResult:
         """One vectorised skill-rule decision per query in one mode (see routing.batch)."""

@@ -9,9 +9,10 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from skillorchestra_core.db.models import HandbookVersion
+from skillorchestra_core.db.models import key as stored_key
 from skillorchestra_core.errors import NotFound
 from skillorchestra_core.handbook.content import HandbookContent, SkillSpec
 from skillorchestra_core.handbook.store import LoadedVersion, get_version, load_version_by_id
@@ -40,8 +41,8 @@ def build_routing_model(s: Session, loaded: LoadedVersion, prior: PriorConfig | 
     from skillorchestra_core.learning import profile
 
     frames = profile.load_frames(s, loaded)
-    queries = pd.read_sql(select(Query.id, Query.ext_id, Query.text, Query.split)
-                          .where(Query.handbook_id == loaded.handbook_id), s.connection())
+    queries = pd.read_sql(select(col(Query.id), col(Query.ext_id), col(Query.text), col(Query.split))
+                          .where(col(Query.handbook_id) == loaded.handbook_id), s.connection())
     return model_from_frames(frames, loaded.content, handbook=loaded.handbook_name, version=loaded.number,
                              content_hash=loaded.content_hash, prior=prior, level=level, queries=queries,
                              handbook_id=loaded.handbook_id, version_id=loaded.version_id, synthetic=loaded.synthetic)
@@ -141,9 +142,9 @@ def routing_model(s: Session, handbook: str | None = None, number: int | None = 
     settings = get_settings()
     kind, strength = (prior.kind, prior.strength) if prior is not None else (settings.prior, settings.prior_strength)
     level = level or settings.credible_level
-    key = cache.cache_key(version.id, version.created_at, version.content_hash,
+    key = cache.cache_key(stored_key(version), version.created_at, version.content_hash,
                           {"prior": kind, "prior_strength": float(strength), "level": float(level)})
-    url = s.get_bind().url
+    url = s.get_bind().engine.url
     memory_key = (url.render_as_string(hide_password=False), key)
     with _LOCK:
         hit = _CACHE.get(memory_key)
@@ -155,7 +156,7 @@ def routing_model(s: Session, handbook: str | None = None, number: int | None = 
     if model is None:
         from skillorchestra_core.learning.competence import PriorConfig
 
-        model = build_routing_model(s, load_version_by_id(s, version.id), PriorConfig(kind, strength), level)
+        model = build_routing_model(s, load_version_by_id(s, stored_key(version)), PriorConfig(kind, strength), level)
         cache_state.warm(model)  # the retrievers too, so they are stored with it
         cache.save(folder, key, model)
     with _LOCK:
@@ -168,6 +169,8 @@ def routing_model(s: Session, handbook: str | None = None, number: int | None = 
 def _version_row(s: Session, handbook: str | None, number: int | None, version_id: int | None) -> HandbookVersion:
     """The version's row only (not its content): enough to find a cached model."""
     if version_id is None:
+        if handbook is None:
+            raise ValueError("give a handbook name or a version id")
         return get_version(s, handbook, number)
     version = s.get(HandbookVersion, version_id)
     if version is None:

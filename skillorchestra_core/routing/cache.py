@@ -16,16 +16,19 @@ import gc
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from skillorchestra_core.handbook.content import SkillSpec
-from skillorchestra_core.processes import alive
+from skillorchestra_core.processes import remove_orphans, temp_file
 from skillorchestra_core.routing import cache_state
 from skillorchestra_core.routing.evidence_index import EvidenceIndex
 from skillorchestra_core.routing.model import ModeTable, PathEvidence, RoutingModel
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 CACHE_FORMAT = 3  # 3: per-skill costs
 MAX_FILES = 64  # per cache folder; the oldest are removed first
@@ -37,7 +40,7 @@ _MODEL_FIELDS = {"handbook", "version", "content_hash", "modes", "skills", "hand
                  "skill_queries", "val_queries", "paths", "evidence", "settings"}
 
 
-def cache_dir(url: str) -> Path | None:
+def cache_dir(url: str | URL) -> Path | None:
     """The cache folder of a SQLite database file, None for other databases."""
     from sqlalchemy.engine import make_url
 
@@ -80,10 +83,10 @@ def save(folder: Path | None, key: str, model: RoutingModel) -> Path | None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         meta, arrays = _encode(model)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f"{os.getpid()}-", suffix=".tmp")
+        fd, tmp = temp_file(folder, "")
         try:
             with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+                np.savez(fh, allow_pickle=False, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
             target = folder / f"{key}.npz"
             os.replace(tmp, target)  # readers see the old file or the whole new one, never a part
         finally:
@@ -98,10 +101,7 @@ def _prune(folder: Path) -> None:
     files = sorted(folder.glob("*.npz"), key=lambda p: p.stat().st_mtime)
     for old in files[:-MAX_FILES]:
         old.unlink(missing_ok=True)
-    for tmp in folder.glob("*.tmp"):  # a writer killed mid-save (SIGKILL skips its cleanup) leaves its temp file
-        pid = tmp.name.split("-", 1)[0]
-        if not pid.isdigit() or not alive(int(pid)):
-            tmp.unlink(missing_ok=True)
+    remove_orphans(folder, "", own_folder=True)  # what writers killed mid-save (SIGKILL skips cleanup) left
 
 
 def _check_fields() -> None:

@@ -16,6 +16,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -75,8 +76,6 @@ class Featuriser:
         them all texts are counted at once (batch_features: the same counts as `features` text by text)."""
         if terms is not None:
             return self._weighted(len(texts), counts_of_terms(terms, len(texts), self.vocab))
-        if getattr(self, "_lookup", None) is None:
-            object.__setattr__(self, "_lookup", separator_lookup(self.vocab))
         return self._weighted(len(texts), term_counts(texts, self.vocab, features, _TOKEN, self._lookup))
 
     def matrix_each(self, texts: list[str]) -> sparse.csr_matrix:
@@ -95,10 +94,18 @@ class Featuriser:
 
     def known_words(self, m: sparse.csr_matrix) -> np.ndarray:
         """(n,) bool per row of `matrix(...)`: some word (not only a shape mark) of the text is known."""
-        if getattr(self, "_words", None) is None:
-            object.__setattr__(self, "_words", np.array([not t.startswith("#") or len(t) == 1 for t in self.vocab]))
         rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
         return np.bincount(rows, self._words[m.indices], minlength=m.shape[0]) > 0
+
+    @cached_property
+    def _lookup(self) -> dict[str, int]:
+        """The vocabulary with the batch separator (computed once, as `_words`)."""
+        return separator_lookup(self.vocab)
+
+    @cached_property
+    def _words(self) -> np.ndarray:
+        """(V,) bool: the column is a word, not a shape mark (computed once; a frozen dataclass allows this cache)."""
+        return np.array([not t.startswith("#") or len(t) == 1 for t in self.vocab])
 
 
 @dataclass(frozen=True)

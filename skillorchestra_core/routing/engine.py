@@ -212,6 +212,7 @@ class RouteRun:
                 raise ValueError(f"{model.label} has no evidence query with id {query_ref!r}")
             self.query_id = model.evidence.by_ref[str(query_ref)]
         self.done: list[StepTrace] = []
+        self.calls_start = 0  # the LLM client's call count when this run began (its calls are those after)
 
     def steps(self) -> Iterator[StepTrace]:
         while True:
@@ -238,7 +239,8 @@ class RouteRun:
             handbook=self.model.handbook, handbook_id=self.model.handbook_id, version=self.model.version,
             version_id=self.model.version_id, content_hash=self.model.content_hash, router=self.options.router,
             lam=self.options.lam, cost_unit=self.options.cost_unit, query=self.query,
-            query_ref=(self.model.evidence.refs.get(self.query_id) if self.query_id is not None else None),
+            query_ref=(self.model.evidence.refs.get(self.query_id)
+                       if self.query_id is not None and self.model.evidence is not None else None),
             execution=self.options.execute, llm_backend=getattr(self.llm, "backend", "offline"),
             options={**asdict(self.options), **self.model.settings}, steps=steps,
             chosen_agent=last.chosen if last else None, cause=last.cause if last else "no_steps",

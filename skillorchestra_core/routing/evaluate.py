@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.models import Query
 from skillorchestra_core.routing.activation import activate_batch
@@ -225,9 +224,10 @@ def evaluate(s: Session, handbook: str, *, split: str = "test", routers: list[st
     model = routing_model(s, handbook, version)
     loaded = load_version(s, handbook, model.version)
     mode = mode or (model.mode_names[0] if len(model.modes) == 1 else model.terminal_mode())
-    rows = s.exec(select(Query.id, Query.text).where(Query.handbook_id == model.handbook_id, Query.split == split)
-                  .order_by(Query.id)).all()
-    q = split_queries(model, [(int(a), str(b)) for a, b in rows], loaded.content.attributions, split, mode)
+    rows = s.exec(select(col(Query.id), col(Query.text)).where(Query.handbook_id == model.handbook_id,
+                                                                Query.split == split).order_by(col(Query.id))).all()
+    q = split_queries(model, [(int(a), str(b)) for a, b in rows if a is not None], loaded.content.attributions,
+                      split, mode)
     if not len(q.texts):
         raise ValueError(f"{model.label} has no {split} query with a recorded outcome in mode {mode!r}")
     return [r for name in routers for r in evaluate_model(model, q, name, lambdas, cost_unit=cost_unit, seed=seed,

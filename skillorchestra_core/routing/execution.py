@@ -27,7 +27,7 @@ class Executor:
     def run(self, model: RoutingModel, query: str, query_id: int | None, step: StepTrace,
             history: list[StepTrace]) -> Execution:
         table = model.table(step.mode)
-        cost = float(table.cost[table.agent_index[step.chosen]])  # the chosen candidate's cost, read directly
+        cost = float(table.cost[table.agent_index[_chosen(step)]])  # the chosen candidate's cost, read directly
         if self.mode == "dry-run":
             return Execution(mode="dry-run", status="skipped", estimated_cost_usd=cost,
                              detail="dry run: nothing executed; the estimate is the agent's mean cost per call")
@@ -39,7 +39,7 @@ class Executor:
         if model.evidence is None or query_id is None:
             return Execution(mode="replay", status="no_record", estimated_cost_usd=estimate,
                              detail="the query is not in the evidence: there is no recorded outcome to replay")
-        hit = model.evidence.outcome(query_id, step.mode, step.chosen)
+        hit = model.evidence.outcome(query_id, step.mode, _chosen(step))
         if hit is None:
             return Execution(mode="replay", status="no_record", estimated_cost_usd=estimate,
                              detail=f"{step.chosen} has no recorded attempt on this query in mode {step.mode}")
@@ -52,8 +52,8 @@ class Executor:
         if self.llm is None or not getattr(self.llm, "configured", True):
             return Execution(mode="live", status="error", estimated_cost_usd=estimate, detail=NO_LIVE_BACKEND)
         table = model.table(step.mode)
-        i = table.agent_index[step.chosen]
-        agent_model = table.models[i] or step.chosen
+        i = table.agent_index[_chosen(step)]
+        agent_model = table.models[i] or _chosen(step)
         try:
             reply = self.llm.complete(agent_messages(query, step, history), purpose="routing.execute",
                                       model=agent_model)
@@ -68,3 +68,10 @@ class Executor:
                          prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
                          latency_s=round(reply.latency_s, 4), output=reply.text[:self.max_output_chars],
                          detail=f"live call to {agent_model}; cost from {how}; not scored (no judge)")
+
+
+def _chosen(step: StepTrace) -> str:
+    """The agent a decided step chose (an executor only runs decided steps)."""
+    if step.chosen is None:
+        raise ValueError(f"step {step.index + 1} ({step.mode}) chose no agent")
+    return step.chosen

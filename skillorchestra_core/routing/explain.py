@@ -63,7 +63,7 @@ def why_not(step: StepTrace, agent: str, lam: float) -> WhyNot:
     """What `agent` would need to be chosen instead, under the skill utility at `lam`. For a step decided by another
     rule (reference rule, baselines) the first line says how that rule ranked the two."""
     got = _why_not_utility(step, agent, lam)
-    if lambda_sensitive(step) or step.chosen == agent:
+    if lambda_sensitive(step) or step.chosen is None or step.chosen == agent:
         return got
     chosen, other = step.candidate(step.chosen), step.candidate(agent)
     head = [f"This step was decided by the {step.cause.replace('_', ' ')} rule, not by the skill utility: "

@@ -187,13 +187,18 @@ def choose_settings(act: LearnedActivator, table, texts: list[str], targets: np.
                 err = float(np.sqrt(np.mean((pred - truth) ** 2)))
                 if err < best_err - 1e-12:
                     best, best_err = ActivationSettings(temperature, top_k, mass, share), err
+    if best is None:  # the grids are not empty, and a finite error beats inf
+        raise ValueError("no activation setting could be scored on val")
     return ActivationSettings(best.temperature, best.top_k, best.mass, best.profile_share,
                               f"val ({len(texts)} queries: text and attributions)", len(texts), round(best_err, 6))
 
 
 def _labelled(queries, mode: str, pos: dict[str, int]) -> tuple[list[str], np.ndarray]:
     """Texts and (n, L) attribution weights of the queries of `mode` with weight on some leaf."""
-    texts, rows, cols, vals = [], [], [], []
+    texts: list[str] = []
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
     for text, m, weights in queries:
         if m != mode:
             continue

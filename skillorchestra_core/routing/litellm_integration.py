@@ -104,7 +104,7 @@ class HandbookRoutingStrategy:
             (s for s in trace.steps if s.mode == self.mode), trace.steps[-1])
         table = self.handbook.model.table(step.mode)
         agents = dict(zip(table.agents, table.models))
-        served = {}
+        served: dict[str, dict] = {}
         for d in deployments:
             agent = self._agent_of(d, agents)
             if agent is not None:

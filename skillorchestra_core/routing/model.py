@@ -158,6 +158,13 @@ class RoutingModel:
     def mode_names(self) -> list[str]:
         return list(self.modes)
 
+    def stored(self) -> tuple[int, int, int]:
+        """(handbook id, version id, version number) of a model built from a stored version; a model built from
+        files or synthetic content has none, and what needs them (storing a run of it) refuses it."""
+        if self.handbook_id is None or self.version_id is None or self.version is None:
+            raise ValueError(f"{self.label} is not a stored handbook version")
+        return self.handbook_id, self.version_id, self.version
+
     def table(self, mode: str) -> ModeTable:
         try:
             return self.modes[mode]

@@ -56,15 +56,15 @@ def offline_plan(model: RoutingModel, query: str, max_steps: int) -> tuple[list[
         doc_of_run = np.array([position[t] for t in p.texts])
         weight = sims[doc_of_run] * p.success
         near = np.argsort(-sims, kind="stable")[:NEIGHBOURS]
-        near = set(near[sims[near] > 0].tolist())
-        votes: Counter = Counter()
+        nearby = set(near[sims[near] > 0].tolist())
+        votes: dict[str, float] = {}
         for run in np.flatnonzero(weight > 0):
-            if doc_of_run[run] in near:
-                votes[p.paths[run]] += float(weight[run])
+            if doc_of_run[run] in nearby:
+                votes[p.paths[run]] = votes.get(p.paths[run], 0.0) + float(weight[run])
         if votes:
             best = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
             path = best.split(",")
-            reason = (f"most common successful mode sequence among the {len(near)} most similar evidence queries "
+            reason = (f"most common successful mode sequence among the {len(nearby)} most similar evidence queries "
                       f"({votes[best] / sum(votes.values()):.0%} of their similarity-weighted successful runs)")
         else:
             counts = Counter(pp for pp, s in zip(p.paths, p.success) if s > 0)
@@ -132,8 +132,10 @@ class ModePolicy:
             if c.mode not in modes:
                 raise ValueError(f"mode {c.mode!r} is not one of {', '.join(modes)}")
 
+        if self.llm is None:  # `use_llm` is only set with a client
+            raise ValueError("the orchestrator has no LLM client to ask")
         got = ask_structured(self.llm, messages, ModeChoice, purpose="routing.mode", check=check)
-        if got.ok:
+        if got.value is not None:
             mode = terminal if last and terminal in self.model.modes else got.value.mode
             return ModeDecision(mode, got.value.reason[:500] or "chosen by the orchestrator", f"llm:{got.model}")
         path, reason, _ = self.plan(query)

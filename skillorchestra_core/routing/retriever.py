@@ -77,7 +77,9 @@ class TfidfIndex:
     def _vectors_each(self, texts: list[str]) -> sparse.csr_matrix:
         """`vectors`, text by text through `tokenize` (the definition)."""
         get = self.vocab.get
-        rows, cols, vals = [], [], []
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[int] = []
         for r, text in enumerate(texts):
             c = Counter(j for j in map(get, tokenize(text)) if j is not None)
             rows.extend([r] * len(c))

@@ -14,7 +14,7 @@ from skillorchestra_core.routing.trace import RouteTrace
 
 def price_cards(model: RoutingModel) -> dict[str, tuple[float | None, float | None]]:
     """Agent model string -> its price card, for the litellm client's cost of live calls."""
-    cards = {}
+    cards: dict[str, tuple[float | None, float | None]] = {}
     for t in model.modes.values():
         for m, card in zip(t.models, t.prices):
             if card and card[0] is not None:
@@ -38,7 +38,7 @@ def finish_route(s: Session, run: RouteRun, *, actor: str = "system", store: boo
         pass
     trace = run.trace()
     if store:
-        calls = run.llm.calls.since(getattr(run, "calls_start", 0)) if run.llm is not None else []
+        calls = run.llm.calls.since(run.calls_start) if run.llm is not None else []
         store_trace(s, trace, actor=actor, llm_calls=calls)
     return trace
 
@@ -52,14 +52,15 @@ def route_query(s: Session, handbook: str, version: int | None, query: str, opti
 def evidence_queries(s: Session, handbook: str, limit: int = 200) -> list[str]:
     """Query texts of a handbook's evidence to pick from: validation and test queries first, then train."""
     from sqlalchemy import case
-    from sqlmodel import select
+    from sqlmodel import col, select
 
     from skillorchestra_core.db.models import Query
     from skillorchestra_core.handbook.store import get_handbook
 
     hb = get_handbook(s, handbook)
-    order = case((Query.split == "val", 0), (Query.split == "test", 1), else_=2)
-    rows = s.exec(select(Query.text).where(Query.handbook_id == hb.id).order_by(order, Query.id).limit(limit)).all()
+    order = case((col(Query.split) == "val", 0), (col(Query.split) == "test", 1), else_=2)
+    rows = s.exec(select(Query.text).where(Query.handbook_id == hb.id).order_by(order, col(Query.id))
+                  .limit(limit)).all()
     return list(dict.fromkeys(rows))
 
 

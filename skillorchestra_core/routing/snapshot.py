@@ -40,7 +40,8 @@ def to_snapshot(model: RoutingModel, include_queries: bool = True) -> dict[str, 
     from skillorchestra_core.routing.activation import activator, settle_activation
 
     settle_activation(model)
-    trained = {m: act.classifier.to_dict() for m in model.modes if (act := activator(model, m)) is not None}
+    trained = {m: act.classifier.to_dict() for m in model.modes
+               if (act := activator(model, m)) is not None and act.classifier is not None}
     modes = {}
     for name, t in model.modes.items():
         modes[name] = {"agents": t.agents, "models": t.models, "skills": t.skills, "cost_source": t.cost_source,

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func
-from sqlmodel import Session, select
+from sqlalchemy import ColumnElement, func
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, col, select
 
-from skillorchestra_core.db.models import DecisionFacet, DecisionTrace, HandbookVersion
+from skillorchestra_core.db.models import DecisionFacet, DecisionTrace, HandbookVersion, key
 from skillorchestra_core.errors import NotFound
 from skillorchestra_core.llm.base import LlmCallRecord
 from skillorchestra_core.llm.log import save_calls
@@ -45,8 +46,8 @@ def _tags(trace: RouteTrace) -> str:
     return tags_text((st.chosen for st in trace.steps), (a.skill for st in trace.steps for a in st.active_skills))
 
 
-def _tag_has(kind: str, value: str):
-    return DecisionTrace.tags.contains(f" {kind}:{value} ", autoescape=True)
+def _tag_has(kind: str, value: str) -> ColumnElement[bool]:
+    return col(DecisionTrace.tags).contains(f" {kind}:{value} ", autoescape=True)
 
 
 def store_trace(s: Session, trace: RouteTrace, *, actor: str = "system",
@@ -64,12 +65,12 @@ def store_trace(s: Session, trace: RouteTrace, *, actor: str = "system",
     )
     s.add(row)
     s.flush()
-    trace.id = row.id
+    trace.id = key(row)
     add_facets(s, [row])
     if llm_calls:
-        save_calls(s, llm_calls, decision_trace_id=row.id)
+        save_calls(s, llm_calls, decision_trace_id=trace.id)
     s.flush()
-    return row.id
+    return trace.id
 
 
 FACET_FIELDS = {"agent": "chosen_agent", "cause": "cause", "router": "router", "version": "version_number"}
@@ -80,8 +81,8 @@ def facet_rows(rows) -> list[dict]:
     got = set()
     for r in rows:
         get = r.get if isinstance(r, dict) else (lambda k, _r=r: getattr(_r, k))
-        for field, col in FACET_FIELDS.items():
-            value = get(col)
+        for field, column in FACET_FIELDS.items():
+            value = get(column)
             if value is not None and value != "":
                 got.add((get("handbook_name"), field, str(value)))
     return [{"handbook_name": h, "field": f, "value": v} for h, f, v in sorted(got)]
@@ -92,11 +93,12 @@ def add_facets(s: Session, rows) -> None:
     values = facet_rows(rows)
     if not values:
         return
+    from sqlalchemy.dialects import postgresql, sqlite
+
     if s.get_bind().dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+        s.execute(postgresql.insert(DecisionFacet).values(values).on_conflict_do_nothing())
     else:
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    s.execute(dialect_insert(DecisionFacet).values(values).on_conflict_do_nothing())
+        s.execute(sqlite.insert(DecisionFacet).values(values).on_conflict_do_nothing())
 
 
 def _columns(s: Session, row: DecisionTrace) -> Columns:
@@ -136,24 +138,24 @@ class TraceFilter:
     after: int | None = None  # only ids above this (the next newer page)
 
 
-def _where(f: TraceFilter):
-    conds = []
+def _where(f: TraceFilter) -> list[ColumnElement[bool]]:
+    conds: list[ColumnElement[bool]] = []
     if f.handbook:
-        conds.append(DecisionTrace.handbook_name == f.handbook)
+        conds.append(col(DecisionTrace.handbook_name) == f.handbook)
     if f.version is not None:
-        conds.append(DecisionTrace.version_number == f.version)
+        conds.append(col(DecisionTrace.version_number) == f.version)
     if f.agent:
-        conds.append(DecisionTrace.chosen_agent == f.agent)
+        conds.append(col(DecisionTrace.chosen_agent) == f.agent)
     if f.cause:
-        conds.append(DecisionTrace.cause == f.cause)
+        conds.append(col(DecisionTrace.cause) == f.cause)
     if f.router:
-        conds.append(DecisionTrace.router == f.router)
+        conds.append(col(DecisionTrace.router) == f.router)
     if f.since:
-        conds.append(DecisionTrace.created_at >= datetime.combine(f.since, time.min, tzinfo=timezone.utc))
+        conds.append(col(DecisionTrace.created_at) >= datetime.combine(f.since, time.min, tzinfo=timezone.utc))
     if f.until:
-        conds.append(DecisionTrace.created_at <= datetime.combine(f.until, time.max, tzinfo=timezone.utc))
+        conds.append(col(DecisionTrace.created_at) <= datetime.combine(f.until, time.max, tzinfo=timezone.utc))
     if f.text:
-        conds.append(DecisionTrace.query_text.contains(f.text, autoescape=True))
+        conds.append(col(DecisionTrace.query_text).contains(f.text, autoescape=True))
     if f.skill:
         conds.append(_tag_has("skill", f.skill))
     if f.used_agent:
@@ -163,10 +165,11 @@ def _where(f: TraceFilter):
 
 LIST_COLUMNS = ["id", "created", "handbook", "version", "router", "lambda", "query", "chosen", "cause", "margin",
                 "steps", "execution", "cost_usd", "actor"]
-_LIST_SELECT = (DecisionTrace.id, DecisionTrace.created_at, DecisionTrace.handbook_name, DecisionTrace.version_number,
-                DecisionTrace.router, DecisionTrace.lam, DecisionTrace.query_text, DecisionTrace.chosen_agent,
-                DecisionTrace.cause, DecisionTrace.margin, DecisionTrace.n_steps, DecisionTrace.execution,
-                DecisionTrace.total_cost_usd, DecisionTrace.actor)
+_LIST_SELECT = tuple(col(c) for c in (
+    DecisionTrace.id, DecisionTrace.created_at, DecisionTrace.handbook_name, DecisionTrace.version_number,
+    DecisionTrace.router, DecisionTrace.lam, DecisionTrace.query_text, DecisionTrace.chosen_agent, DecisionTrace.cause,
+    DecisionTrace.margin, DecisionTrace.n_steps, DecisionTrace.execution, DecisionTrace.total_cost_usd,
+    DecisionTrace.actor))
 
 
 def list_traces(s: Session, f: TraceFilter = TraceFilter()) -> pd.DataFrame:
@@ -176,15 +179,17 @@ def list_traces(s: Session, f: TraceFilter = TraceFilter()) -> pd.DataFrame:
     decisions costs what the first one does; `offset` still works but reads every row it skips."""
     conds = _where(f)
     if f.before is not None:
-        conds.append(DecisionTrace.id < f.before)
+        conds.append(col(DecisionTrace.id) < f.before)
+    # Fourteen columns, past sqlmodel's typed select(): SQLAlchemy's, on the session's connection (a read path).
+    run = s.connection().execute
     if f.after is not None and f.before is None:
-        conds.append(DecisionTrace.id > f.after)
-        stmt = select(*_LIST_SELECT).where(*conds).order_by(DecisionTrace.id.asc()).limit(f.limit)
-        rows = list(reversed(s.exec(stmt).all()))
+        conds.append(col(DecisionTrace.id) > f.after)
+        stmt = sa_select(*_LIST_SELECT).where(*conds).order_by(col(DecisionTrace.id).asc()).limit(f.limit)
+        rows = list(reversed(run(stmt).all()))
     else:
-        stmt = (select(*_LIST_SELECT).where(*conds).order_by(DecisionTrace.id.desc())
+        stmt = (sa_select(*_LIST_SELECT).where(*conds).order_by(col(DecisionTrace.id).desc())
                 .offset(f.offset).limit(f.limit))
-        rows = s.exec(stmt).all()
+        rows = list(run(stmt).all())
     import pandas as pd
 
     return pd.DataFrame([tuple(r) for r in rows], columns=LIST_COLUMNS)
@@ -194,9 +199,9 @@ def has_traces(s: Session, f: TraceFilter, *, before: int | None = None, after: 
     """Whether a decision matching `f` exists below `before` / above `after` (enables Older / Newer)."""
     conds = _where(f)
     if before is not None:
-        conds.append(DecisionTrace.id < before)
+        conds.append(col(DecisionTrace.id) < before)
     if after is not None:
-        conds.append(DecisionTrace.id > after)
+        conds.append(col(DecisionTrace.id) > after)
     return s.exec(select(DecisionTrace.id).where(*conds).limit(1)).first() is not None
 
 

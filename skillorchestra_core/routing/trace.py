@@ -144,7 +144,8 @@ class StepTrace(BaseModel):
     def __getattr__(self, name: str) -> Any:  # only reached for a lazy field that has not been built yet
         if name in LAZY_FIELDS and self._pending:
             return self.materialise().__dict__[name]
-        return super().__getattr__(name)
+        # pydantic defines BaseModel.__getattr__ (private attributes) outside TYPE_CHECKING, so mypy cannot see it
+        return super().__getattr__(name)  # type: ignore[misc]
 
     def materialise(self) -> "StepTrace":
         """Build the pending fields and put every field in STEP_KEY_ORDER (the JSON key order of any step)."""
@@ -176,7 +177,9 @@ class StepTrace(BaseModel):
         engine's candidate dicts as they are, so its JSON skips building ~100 models only to serialise them (the
         same JSON: tests/unit/test_trace_fast_path.py); None once they are built."""
         pending = self._pending
-        build = pending.get("candidates") if pending else None
+        if not pending:
+            return None
+        build = pending.get("candidates")
         if build is None or not hasattr(build, "rows") or "candidates" in self.__dict__:
             return None
         fields = self.__dict__

@@ -139,7 +139,7 @@ def decisions_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def why_not_markdown(lines: list[str], escape) -> str:
     """`why_not` lines as a Markdown list; an indented line is a sub-point of the line before it."""
-    out = []
+    out: list[str] = []
     for line in lines:
         indent = "    " if line.startswith("  ") and out else ""
         out.append(f"{indent}- {escape(line.strip())}")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import asdict, dataclass, field
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from skillorchestra_core.db.models import Handbook, HandbookVersion, Query
+from skillorchestra_core.db.models import Handbook, HandbookVersion, Query, key
 from skillorchestra_core.evidence.batches import batch_digests
 from skillorchestra_core.handbook.content import HandbookContent
 from skillorchestra_core.handbook.store import LoadedVersion, commit_version, load_version
@@ -66,7 +66,8 @@ def source_version(s: Session, handbook: str, number: int | None = None) -> Load
 
 def content_digest(s: Session, handbook_id: int, content: HandbookContent) -> str:
     """The content hash commit_version would store for `content`."""
-    keys = dict(s.exec(select(Query.id, Query.ext_id).where(Query.handbook_id == handbook_id)).all())
+    keys = {k: ext for k, ext in s.exec(select(Query.id, Query.ext_id).where(Query.handbook_id == handbook_id))
+            if k is not None}
     return content.content_hash(keys, batch_digests(s, content.evidence_batches))
 
 
@@ -77,18 +78,20 @@ def store_candidate(s: Session, source: LoadedVersion, content: HandbookContent,
     digest = content_digest(s, source.handbook_id, content)
     found = s.exec(select(HandbookVersion).where(HandbookVersion.handbook_id == source.handbook_id,
                                                  HandbookVersion.content_hash == digest)
-                   .order_by(HandbookVersion.number)).first()
+                   .order_by(col(HandbookVersion.number))).first()
     if found is None:
         lineage = {"name": name, "kind": kind, "source_version": source.number, "source_hash": source.content_hash,
                    "depth_map": depth_map, "pruned": list(pruned)}
         content.metadata = {**source.content.metadata, "candidate": lineage}
         hb = s.get(Handbook, source.handbook_id)
+        if hb is None:
+            raise ValueError(f"handbook {source.handbook_name!r} is gone")
         parent = s.get(HandbookVersion, source.version_id)
         found, _ = commit_version(s, hb, content, author=author, source="selection", branch=True,
                                   message=f"candidate {name} of v{source.number}", parent=parent, force=True)
     meta = (found.metadata_ or {}).get("candidate") or {}
     label = meta.get("name", name)
-    return Candidate(label, found.number, found.id, found.content_hash, len(content.skills),
+    return Candidate(label, found.number, key(found), found.content_hash, len(content.skills),
                      "source" if found.number == source.number else meta.get("kind", kind),
                      dict(meta.get("depth_map", depth_map)), tuple(meta.get("pruned", pruned)))
 
@@ -106,7 +109,7 @@ def as_candidate(s: Session, handbook: str, number: int) -> Candidate:
     """A stored version as a candidate (its lineage when it is one)."""
     v = load_version(s, handbook, number)
     row = s.get(HandbookVersion, v.version_id)
-    meta = (row.metadata_ or {}).get("candidate") or {}
+    meta = ((row.metadata_ if row else None) or {}).get("candidate") or {}
     return Candidate(meta.get("name", f"v{v.number}"), v.number, v.version_id, v.content_hash,
                      len(v.content.skills), meta.get("kind", "version"), dict(meta.get("depth_map", {})),
                      tuple(meta.get("pruned", ())))

@@ -30,7 +30,7 @@ def _custom(view: ParetoView, idx: list[int]) -> list[list]:
 
 def _scatter(view: ParetoView, idx: list[int], name: str, **style) -> go.Scatter:
     runs = [view.runs[i] for i in idx]
-    return go.Scatter(x=[r.mean_cost_usd * MICRO for r in runs], y=[r.accuracy for r in runs], name=name,
+    return go.Scatter(x=[r.cost * MICRO for r in runs], y=[r.accuracy for r in runs], name=name,
                       customdata=_custom(view, idx), hovertemplate=HOVER, **style)
 
 
@@ -42,7 +42,7 @@ def pareto_figure(view: ParetoView) -> go.Figure:
     dominated = [i for i in ok if not view.on_frontier[i] and not runs[i].baseline]
     base = [i for i in ok if runs[i].baseline and not view.on_frontier[i]]
     if view.bands is not None and front:
-        x = [runs[i].mean_cost_usd * MICRO for i in front]
+        x = [runs[i].cost * MICRO for i in front]
         fig.add_trace(go.Scatter(x=x + x[::-1], y=[view.bands.acc_high[i] for i in front] +
                                  [view.bands.acc_low[i] for i in front][::-1], fill="toself", mode="lines",
                                  line={"width": 0}, fillcolor="rgba(31,119,180,0.15)", hoverinfo="skip",

@@ -3,25 +3,30 @@
 A live run is planned first (every query of the split routed by its text with one version, router and lambda, the
 same choices replay makes) and stored as a `validation_run` with status `running`. Executing it calls the chosen
 agents with a concurrency limit and writes each answer as soon as it arrives (`live_result`, one row per query), so
-a killed run loses at most its in-flight calls and `resume` finishes it. A total cost cap stops it cleanly: once the
+a killed run loses at most its in-flight calls and `resume` finishes it. The executing process records its pid and
+host on the run and beats `heartbeat_at`; a running run whose owner is gone reads `interrupted` (`runs.run_status`),
+and a run whose owner still runs cannot be resumed a second time at once. A total cost cap stops it cleanly: once the
 recorded spend reaches the cap no new call starts (calls in flight finish and are kept), and the run is `stopped`
 until resumed with a higher cap. Cost comes from usage x the agent's price card (the provider's figure otherwise).
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 from sqlalchemy import func
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from skillorchestra_core.db.models import Query
+from skillorchestra_core.db.models import Query, key, utcnow
 from skillorchestra_core.db.selection_tables import LiveResult, ValidationRun
+from skillorchestra_core.errors import StudioError
 from skillorchestra_core.llm import LlmClient, LlmError
+from skillorchestra_core.processes import heartbeat, host, owner_gone
 from skillorchestra_core.routing.build import routing_model
 from skillorchestra_core.routing.evaluate import choices
 from skillorchestra_core.selection.replay import calls
@@ -57,17 +62,18 @@ def plan_live_run(s: Session, handbook: str, version: int, lam: float, *, split:
     chosen = choices(model, q, router, np.array([float(lam)]), cost_unit=cost_unit, seed=seed, top_k=top_k)[0][0]
     t = model.table(mode)
     extra = {"cost_unit": cost_unit, "seed": seed, "top_k": top_k, "n": len(q.ids)}
+    handbook_id, version_id, number = model.stored()
     row = ValidationRun(
-        handbook_id=model.handbook_id, version_id=model.version_id, version_number=model.version,
+        handbook_id=handbook_id, version_id=version_id, version_number=number,
         content_hash=model.content_hash, candidate=candidate, n_skills=len(t.skills), router=router, lam=float(lam),
         cost_unit=cost_unit, split=split, mode=mode, kind="live", status="running", n_queries=len(q.ids),
         per_query={"query_db_ids": [int(i) for i in q.ids], "agents": list(t.agents), "chosen": chosen.tolist(),
                    "models": list(t.models), "prices": [list(p) for p in t.prices]},
         settings={**extra, "hash": settings_hash(model.content_hash, router, lam, split, mode, "live", extra)},
-        actor=actor)
+        actor=actor, owner_pid=os.getpid(), owner_host=host(), heartbeat_at=utcnow())  # the planner executes it
     s.add(row)
     s.flush()
-    return int(row.id)
+    return key(row)
 
 
 def _pending(s: Session, run: ValidationRun) -> list[tuple[int, str, str, str | None, tuple]]:
@@ -75,7 +81,7 @@ def _pending(s: Session, run: ValidationRun) -> list[tuple[int, str, str, str | 
     pq = run.per_query
     done = set(s.exec(select(LiveResult.query_id).where(LiveResult.run_id == run.id)).all())
     texts = {i: (t, g) for i, t, g in s.exec(select(Query.id, Query.text, Query.ground_truth)
-                                              .where(Query.id.in_(pq["query_db_ids"])))}
+                                              .where(col(Query.id).in_(pq["query_db_ids"])))}
     out = []
     for qid, j in zip(pq["query_db_ids"], pq["chosen"]):
         if qid not in done:
@@ -83,9 +89,32 @@ def _pending(s: Session, run: ValidationRun) -> list[tuple[int, str, str, str | 
     return out
 
 
+def claim_live_run(s: Session, run: ValidationRun) -> None:
+    """Make this process the run's owner (status `running`, pid, host, a fresh beat), in the caller's transaction.
+    Refused while another owner still runs it; a run this process planned is already its own (nothing written)."""
+    me = (os.getpid(), host())
+    if run.status == "running" and (run.owner_pid, run.owner_host) == me:
+        return
+    if run.status == "running" and run.owner_pid is not None and not owner_gone(run.owner_pid, run.heartbeat_at,
+                                                                              run.owner_host):
+        raise StudioError(f"live run {run.id} is being executed by process {run.owner_pid} on {run.owner_host}; "
+                          "resume it once that process has stopped")
+    run.status, run.owner_pid, run.owner_host, run.heartbeat_at = "running", me[0], me[1], utcnow()
+    s.add(run)
+
+
+def _beat(session_factory: Callable[[], Session], run_id: int) -> None:
+    with session_factory() as s:
+        run = s.get(ValidationRun, run_id)
+        if run is not None and run.status == "running":
+            run.heartbeat_at = utcnow()
+            s.add(run)
+            s.commit()
+
+
 def _spent(s: Session, run_id: int) -> float:
-    return float(s.exec(select(func.coalesce(func.sum(LiveResult.cost_usd), 0.0))
-                        .where(LiveResult.run_id == run_id)).one())
+    spent = s.exec(select(func.sum(col(LiveResult.cost_usd))).where(LiveResult.run_id == run_id)).one()
+    return float(spent or 0.0)  # the sum of no rows is NULL
 
 
 def _call(llm: LlmClient, item, opts: LiveOptions) -> LiveResult:
@@ -108,13 +137,23 @@ def execute_live_run(session_factory: Callable[[], Session], run_id: int, llm: L
                      stop: threading.Event | None = None) -> LiveProgress:
     """Call the agents of a planned run's remaining queries; safe to call again to resume."""
     with session_factory() as s:
-        run = s.get(ValidationRun, run_id)
+        # Locked (PostgreSQL) or a write-after-read conflict (SQLite, WAL): two resumes cannot both claim it.
+        run = s.exec(select(ValidationRun).where(ValidationRun.id == run_id).with_for_update()).first()
         if run is None or run.kind != "live":
             raise ValueError(f"no live validation run with id {run_id}")
+        claim_live_run(s, run)
+        s.commit()
         todo, total, spent = _pending(s, run), run.n_queries, _spent(s, run_id)
+    with heartbeat(lambda: _beat(session_factory, run_id), f"live-run-{run_id}"):
+        return _execute(session_factory, run_id, llm, opts, todo, total, spent, progress, stop)
+
+
+def _execute(session_factory: Callable[[], Session], run_id: int, llm: LlmClient, opts: LiveOptions, todo: list,
+             total: int, spent: float, progress: Callable[[LiveProgress], None] | None,
+             stop: threading.Event | None) -> LiveProgress:
     done = total - len(todo)
     capped = lambda: opts.cost_cap_usd is not None and spent >= opts.cost_cap_usd  # noqa: E731
-    items, inflight = iter(todo), set()
+    items, inflight = iter(todo), set[Future[LiveResult]]()
     with ThreadPoolExecutor(max_workers=max(1, opts.concurrency)) as pool, session_factory() as s:
         while True:
             while len(inflight) < max(1, opts.concurrency) and not capped() and not (stop and stop.is_set()):
@@ -140,7 +179,9 @@ def execute_live_run(session_factory: Callable[[], Session], run_id: int, llm: L
 def finish_live_run(s: Session, run_id: int) -> LiveProgress:
     """Recompute the run's figures from its results; `done` when every query has one, else `stopped`."""
     run = s.get(ValidationRun, run_id)
-    rows = s.exec(select(LiveResult).where(LiveResult.run_id == run_id).order_by(LiveResult.query_id)).all()
+    if run is None:
+        raise ValueError(f"no live validation run with id {run_id}")
+    rows = s.exec(select(LiveResult).where(LiveResult.run_id == run_id).order_by(col(LiveResult.query_id))).all()
     scored = [r.score for r in rows if r.score is not None and not r.error]
     agents = run.per_query["agents"]
     run.n_scored = len(scored)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from skillorchestra_core.db.models import AuditLog
+from skillorchestra_core.db.models import AuditLog, key
 from skillorchestra_core.db.selection_tables import PublishedConfig
 from skillorchestra_core.handbook.store import get_handbook, get_version
 from skillorchestra_core.routing.inputs import check_lambda
@@ -47,7 +47,7 @@ def publish(s: Session, handbook: str, version: int, lam: float, *, router: str 
         raise ValueError(f"unknown router {router!r}; choose from {', '.join(REGISTRY)}")
     cost_unit = cost_unit_name(cost_unit)
     v = get_version(s, handbook, version)
-    row = PublishedConfig(handbook_id=v.handbook_id, version_id=v.id, version_number=v.number,
+    row = PublishedConfig(handbook_id=v.handbook_id, version_id=key(v), version_number=v.number,
                           content_hash=v.content_hash, router=router, lam=lam, cost_unit=cost_unit, run_id=run_id,
                           actor=actor, note=note)
     s.add(row)
@@ -63,10 +63,10 @@ def published(s: Session, handbook: str) -> Published | None:
     """The latest published configuration of `handbook`, None when nothing was published."""
     hb = get_handbook(s, handbook)
     row = s.exec(select(PublishedConfig).where(PublishedConfig.handbook_id == hb.id)
-                 .order_by(PublishedConfig.id.desc())).first()
+                 .order_by(col(PublishedConfig.id).desc())).first()
     return None if row is None else _typed(handbook, row)
 
 
 def _typed(handbook: str, row: PublishedConfig) -> Published:
     return Published(handbook, row.version_number, row.content_hash, row.router, row.lam, row.cost_unit,
-                     row.run_id, row.actor, row.published_at, row.id)
+                     row.run_id, row.actor, row.published_at, key(row))

@@ -55,7 +55,7 @@ def report_rows(s: Session, handbook: str, lambdas, objective_lambda: float | No
 def _row(val: RunRecord | None, test: RunRecord, ref: float | None) -> list:
     return [test.router, test.version, test.candidate or "-", test.n_skills, test.lam,
             None if val is None else val.accuracy, None if val is None else val.mean_cost_usd, test.accuracy,
-            test.mean_cost_usd, test.mean_cost_usd / ref if ref else None,
+            test.mean_cost_usd, test.cost / ref if ref and test.mean_cost_usd is not None else None,
             ", ".join(f"{a} {n}" for a, n in sorted(test.calls_by_agent.items(), key=lambda kv: -kv[1]))]
 
 

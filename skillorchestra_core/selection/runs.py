@@ -7,9 +7,11 @@ import json
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
+from skillorchestra_core.db.models import key
 from skillorchestra_core.db.selection_tables import ValidationRun
+from skillorchestra_core.processes import owner_gone
 
 BASELINES = ("best-single", "cheapest", "random", "oracle", "reference-rule")
 SINGLE = "single:"  # router name prefix of an every-query-to-one-agent baseline
@@ -37,6 +39,13 @@ class RunRecord:
     content_hash: str = ""
     id: int | None = None
     settings: dict = field(default_factory=dict)
+
+    @property
+    def cost(self) -> float:
+        """The mean cost per query of a run that has one (every finished replay run; refused otherwise)."""
+        if self.mean_cost_usd is None:
+            raise ValueError(f"run {self.label} has no cost yet")
+        return self.mean_cost_usd
 
     @property
     def normalised_cost(self) -> float | None:
@@ -90,10 +99,18 @@ def store_run(s: Session, rec: RunRecord, *, handbook_id: int, version_id: int, 
     return record_of(found)
 
 
+def run_status(row: ValidationRun) -> str:
+    """The stored status, except that a `running` run whose owner is gone (its pid dead on its host, or no beat
+    for STALE_S; a run never claimed is judged by its creation time) reads `interrupted`: resume it."""
+    if row.status == "running" and owner_gone(row.owner_pid, row.heartbeat_at or row.created_at, row.owner_host):
+        return "interrupted"
+    return row.status
+
+
 def record_of(row: ValidationRun) -> RunRecord:
     return RunRecord(row.router, row.version_number, row.candidate, row.n_skills, row.lam, row.split, row.mode,
                      row.accuracy, row.mean_cost_usd, row.n_queries, row.n_scored, dict(row.calls_by_agent),
-                     row.cost_ref, row.baseline, row.kind, row.status, row.cost_unit, row.content_hash, row.id,
+                     row.cost_ref, row.baseline, row.kind, run_status(row), row.cost_unit, row.content_hash, row.id,
                      dict(row.settings))
 
 
@@ -106,9 +123,30 @@ def list_runs(s: Session, handbook_id: int, *, split: str | None = None, router:
         stmt = stmt.where(ValidationRun.router == router)
     if kind:
         stmt = stmt.where(ValidationRun.kind == kind)
-    return [record_of(r) for r in s.exec(stmt.order_by(ValidationRun.id))]
+    return [record_of(r) for r in s.exec(stmt.order_by(col(ValidationRun.id)))]
 
 
 def run_results(s: Session, run_id: int) -> dict:
     row = s.get(ValidationRun, run_id)
     return dict(row.per_query) if row is not None else {}
+
+
+def run_rows(s: Session, handbook_id: int, *, kind: str | None = None, limit: int = 50) -> list[dict]:
+    """The stored runs of a handbook, newest first, as the CLI and the Pareto page list them: each with the status
+    it reads as (a killed live run is `interrupted`) and, for a live run, how many queries have an answer."""
+    from sqlalchemy import func
+
+    from skillorchestra_core.db.selection_tables import LiveResult
+
+    stmt = select(ValidationRun).where(ValidationRun.handbook_id == handbook_id)
+    if kind:
+        stmt = stmt.where(ValidationRun.kind == kind)
+    rows = list(s.exec(stmt.order_by(col(ValidationRun.id).desc()).limit(limit)))
+    live = [key(r) for r in rows if r.kind == "live"]
+    answered = dict(s.exec(select(LiveResult.run_id, func.count()).where(col(LiveResult.run_id).in_(live))
+                           .group_by(col(LiveResult.run_id))).all()) if live else {}
+    return [{"id": r.id, "kind": r.kind, "status": run_status(r), "version": r.version_number,
+             "candidate": r.candidate, "router": r.router, "lambda": r.lam, "split": r.split,
+             "answered": answered.get(key(r), 0) if r.kind == "live" else r.n_queries, "queries": r.n_queries,
+             "accuracy": r.accuracy, "mean_cost_usd": r.mean_cost_usd, "created_at": r.created_at,
+             "owner": f"{r.owner_pid}@{r.owner_host}" if r.owner_pid else ""} for r in rows]

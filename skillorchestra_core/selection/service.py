@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlmodel import Session
 
+from skillorchestra_core.db.models import key
 from skillorchestra_core.handbook.store import get_handbook
 from skillorchestra_core.selection import pareto
 from skillorchestra_core.selection.candidates import Candidate, as_candidate, depth_candidates, source_version
@@ -84,7 +85,7 @@ def summarise(runs: list[RunRecord], objective_lambdas, objective_lambda: float,
     pool = [r for r in runs if r.router not in NOT_DEPLOYABLE and r.accuracy is not None]
     mask = pareto.frontier([r.normalised_cost if r.normalised_cost is not None else r.mean_cost_usd for r in pool],
                            [r.accuracy for r in pool])
-    front = sorted((r for r, k in zip(pool, mask) if k), key=lambda r: (r.mean_cost_usd, -r.accuracy))
+    front = sorted((r for r, k in zip(pool, mask) if k), key=lambda r: (r.cost, -(r.accuracy or 0.0)))
     cands = [r for r in runs if selectable(r, router)]
 
     def pick(lam: float) -> RunRecord | None:
@@ -112,4 +113,4 @@ def select(s: Session, handbook: str, opts: SweepOptions, *, candidates: str = "
 
 
 def stored_runs(s: Session, handbook: str, split: str | None = None) -> list[RunRecord]:
-    return list_runs(s, get_handbook(s, handbook).id, split=split)
+    return list_runs(s, key(get_handbook(s, handbook)), split=split)

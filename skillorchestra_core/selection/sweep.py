@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from skillorchestra_core.db.models import Query
 from skillorchestra_core.handbook.store import load_version
@@ -53,9 +52,10 @@ class SweepOptions:
 
 def queries_of(s: Session, model: RoutingModel, split: str, mode: str) -> SplitQueries:
     loaded = load_version(s, model.handbook, model.version)
-    rows = s.exec(select(Query.id, Query.text).where(Query.handbook_id == model.handbook_id, Query.split == split)
-                  .order_by(Query.id)).all()
-    q = split_queries(model, [(int(a), str(b)) for a, b in rows], loaded.content.attributions, split, mode)
+    rows = s.exec(select(col(Query.id), col(Query.text)).where(Query.handbook_id == model.handbook_id,
+                                                                Query.split == split).order_by(col(Query.id))).all()
+    q = split_queries(model, [(int(a), str(b)) for a, b in rows if a is not None], loaded.content.attributions,
+                      split, mode)
     if not len(q.texts):
         raise ValueError(f"{model.label} has no {split} query with a recorded outcome in mode {mode!r}")
     return q
@@ -65,13 +65,14 @@ def _records(model: RoutingModel, q: SplitQueries, cand: Candidate, router: str,
              opts: SweepOptions, cost_ref: float | None, baseline: bool) -> list[tuple[RunRecord, dict]]:
     t = model.table(q.mode)
     grid = score_grid(chosen[None], q.score, q.cost)
-    refs = [model.evidence.refs.get(int(i), str(i)) for i in q.ids]
+    known = model.evidence.refs if model.evidence is not None else {}
+    refs = [known.get(int(i), str(i)) for i in q.ids]
     extra = {"cost_unit": opts.cost_unit, "seed": opts.seed, "top_k": opts.top_k, "n": len(q.ids)}
     out = []
     for i, lam in enumerate(lambdas):
         acc = grid.accuracy[0, i]
         settings = {**extra, "hash": settings_hash(model.content_hash, router, lam, q.split, q.mode, "replay", extra)}
-        rec = RunRecord(router, int(model.version), "" if baseline else cand.name, cand.n_skills, float(lam),
+        rec = RunRecord(router, model.stored()[2], "" if baseline else cand.name, cand.n_skills, float(lam),
                         q.split, q.mode,
                         None if np.isnan(acc) else float(acc), float(grid.mean_cost[0, i]), len(q.ids),
                         int(grid.n_scored[0, i]), calls(chosen[i], t.agents), cost_ref, baseline,
@@ -130,5 +131,5 @@ def run_sweep(s: Session, handbook: str, candidates: list[Candidate], opts: Swee
     out = []
     for rec, results in pairs:
         vid = next(c.version_id for c in candidates if c.version == rec.version)
-        out.append(store_run(s, rec, handbook_id=first.handbook_id, version_id=vid, results=results, actor=actor))
+        out.append(store_run(s, rec, handbook_id=first.stored()[0], version_id=vid, results=results, actor=actor))
     return out

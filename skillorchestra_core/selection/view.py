@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from skillorchestra_core.db.models import Attribution, Query
+from skillorchestra_core.db.models import Attribution, Query, key
 from skillorchestra_core.db.selection_tables import ValidationRun
 from skillorchestra_core.handbook.store import get_handbook
 from skillorchestra_core.selection import pareto
-from skillorchestra_core.selection.runs import RunRecord, record_of
+from skillorchestra_core.selection.runs import RunRecord, record_of, run_rows
 from skillorchestra_core.selection.service import NOT_DEPLOYABLE, selectable
 
 
@@ -39,6 +39,14 @@ def facets(s: Session, handbook: str) -> dict[str, list]:
             "candidate": sorted({r[2] for r in rows if not r[3]})}
 
 
+def live_runs_table(s: Session, handbook: str) -> pd.DataFrame:
+    """The live runs of a handbook, newest first, with the status each reads as (a killed one: interrupted)."""
+    rows = run_rows(s, key(get_handbook(s, handbook)), kind="live")
+    cols = ["id", "status", "answered", "queries", "version", "router", "lambda", "split", "accuracy",
+            "mean_cost_usd", "created_at"]
+    return pd.DataFrame([{c: r[c] for c in cols} for r in rows], columns=cols)
+
+
 def load_view(s: Session, handbook: str, split: str, *, routers: list[str] | None = None,
               candidates: list[str] | None = None, objective_lambda: float = 0.1, kind: str | None = None,
               rng: np.random.Generator | None = None, n_boot: int = 200, mark: int | None = None) -> ParetoView:
@@ -49,7 +57,7 @@ def load_view(s: Session, handbook: str, split: str, *, routers: list[str] | Non
                                        ValidationRun.status == "done")
     if kind:
         stmt = stmt.where(ValidationRun.kind == kind)
-    rows = [r for r in s.exec(stmt.order_by(ValidationRun.id))
+    rows = [r for r in s.exec(stmt.order_by(col(ValidationRun.id)))
             if r.baseline or ((not routers or r.router in routers) and (not candidates or r.candidate in candidates))]
     runs = [record_of(r) for r in rows]
     deployable = np.array([r.router not in NOT_DEPLOYABLE and r.accuracy is not None for r in runs], bool)
@@ -77,6 +85,8 @@ def _val_choice(s: Session, handbook: str, runs: list[RunRecord], routers, candi
     if not pool:
         return None
     i = pareto.select([r.accuracy for r in pool], [r.normalised_cost for r in pool], [r.n_skills for r in pool], lam)
+    if i is None:
+        return None
     want = pool[i]
     return next((j for j, r in enumerate(runs) if not r.baseline and (r.version, r.router, r.lam) ==
                  (want.version, want.router, want.lam)), None)
@@ -106,16 +116,16 @@ def breakdown(s: Session, run_id: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         return pd.DataFrame(), pd.DataFrame()
     df = pd.DataFrame({"ext_id": ids, "agent": [pq["agents"][j] for j in pq["chosen"]],
                        "score": pd.array(pq["score"], dtype="Float64"), "cost": pq["cost"]})
-    qmap = dict(s.exec(select(Query.ext_id, Query.id).where(Query.handbook_id == run.handbook_id,
-                                                             Query.ext_id.in_(ids))).all())
+    qmap = {ext: k for ext, k in s.exec(select(Query.ext_id, Query.id).where(
+        Query.handbook_id == run.handbook_id, col(Query.ext_id).in_(ids))) if k is not None}
     attr = s.exec(select(Attribution.query_id, Attribution.skill_key, Attribution.weight)
                   .where(Attribution.version_id == run.version_id, Attribution.mode == run.mode,
-                         Attribution.query_id.in_(list(qmap.values())))).all()
+                         col(Attribution.query_id).in_(list(qmap.values())))).all()
     top: dict[int, tuple[float, str]] = {}
     for q, k, w in attr:
         if q not in top or (w, k) > top[q]:
             top[q] = (w, k)
-    df["skill"] = [top.get(qmap.get(e), (0, "(none)"))[1] for e in df["ext_id"]]
+    df["skill"] = [top.get(qmap.get(e, -1), (0, "(none)"))[1] for e in df["ext_id"]]
     agents = df.groupby("agent").agg(calls=("agent", "size"), accuracy=("score", "mean"),
                                      mean_cost_usd=("cost", "mean")).reset_index()
     skills = df.groupby("skill").agg(queries=("skill", "size"), accuracy=("score", "mean"),

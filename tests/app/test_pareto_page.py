@@ -72,3 +72,34 @@ def test_a_handbook_without_runs_offers_the_sweep_and_runs_it(app_db, open_at):
     assert not at.exception
     names = [t["name"] for t in _figure(at)["data"]]
     assert "frontier" in names and "baselines" in names
+
+
+def test_a_killed_live_run_is_listed_as_interrupted(swept, open_at, app_db):
+    import subprocess
+
+    from skillorchestra_core.db.selection_tables import ValidationRun
+    from skillorchestra_core.selection.live import plan_live_run
+
+    with session(app_db) as s:
+        run_id = plan_live_run(s, "demo-qa", swept.source_version, 0.1)
+        s.commit()
+    at = open_at("demo-qa")
+    table = _live_table(at)
+    assert list(zip(table["id"], table["status"])) == [(run_id, "running")]  # its planner (this process) lives
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    with session(app_db) as s:
+        run = s.get(ValidationRun, run_id)
+        run.owner_pid = dead.pid  # the process executing it was killed
+        s.add(run)
+        s.commit()
+    at = open_at("demo-qa")
+    assert not at.exception
+    table = _live_table(at)
+    assert list(zip(table["id"], table["status"], table["answered"])) == [(run_id, "interrupted", 0)]
+    assert any("--resume" in c.value for c in at.caption)
+
+
+def _live_table(at):
+    assert not at.exception and any(h.value == "Live runs" for h in at.subheader)
+    return next(d.value for d in at.dataframe if "answered" in d.value.columns)

@@ -246,6 +246,7 @@ class Target:
 
     def __init__(self, url: str, folder: Path):
         self.url, self.folder, self._n = url, folder, 0
+        self._made: list[str] = []  # PostgreSQL copies, dropped by `cleanup`
         if not url.startswith("sqlite"):
             self.template = self._pg_snapshot(url)
 
@@ -272,6 +273,7 @@ class Target:
         with admin.connect() as c:
             c.execute(text(f"CREATE DATABASE {name} TEMPLATE {template}"))
         admin.dispose()
+        self._made.append(name)
         return self.url.rsplit("/", 1)[0] + f"/{name}"
 
     def _pg_snapshot(self, url: str) -> str:
@@ -284,6 +286,13 @@ class Target:
         if self.url.startswith("sqlite"):
             for p in self.folder.glob("copy-*"):
                 shutil.rmtree(p, ignore_errors=True)
+            return
+        admin = self._pg_admin()
+        with admin.connect() as c:
+            for name in self._made:
+                c.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        admin.dispose()
+        self._made.clear()
 
 
 def campaign(target: Target, argv_for: Callable[[str], list[str]], points: Callable[[Run], list[KillPoint]],
@@ -298,6 +307,7 @@ def campaign(target: Target, argv_for: Callable[[str], list[str]], points: Calla
         return _campaign(target, argv_for, resume_for, points, log, env, zygote)
     finally:
         zygote.close()
+        target.cleanup()
 
 
 def _campaign(target, argv_for, resume_for, points, log, env, zygote) -> tuple[list[Outcome], Run]:

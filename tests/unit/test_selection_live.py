@@ -1,5 +1,7 @@
 """Live validation through the real litellm path against the loopback fake server: cost cap, resume, scoring."""
 
+import os
+
 import pytest
 from sqlmodel import select
 from support.fake_openai import FakeOpenAI
@@ -98,3 +100,85 @@ def test_cli_live_stops_at_the_cap_and_resumes(db_url, monkeypatch):
             get_settings.cache_clear()
     with session(db_url) as s:
         assert s.get(ValidationRun, 1).accuracy == pytest.approx(0.5)
+
+
+def _planned(db_url) -> int:
+    with session(db_url) as s:
+        _build(s)
+        s.commit()
+        run_id = plan_live_run(s, "live-qa", 1, 0.0, split="val")
+        s.commit()
+    return run_id
+
+
+def _set_owner(db_url, run_id, pid, host_name, beat_ago_s: float | None) -> str:
+    from datetime import timedelta
+
+    from skillorchestra_core.db.models import utcnow
+    from skillorchestra_core.selection.runs import run_status
+
+    with session(db_url) as s:
+        run = s.get(ValidationRun, run_id)
+        run.owner_pid, run.owner_host = pid, host_name
+        run.heartbeat_at = None if beat_ago_s is None else utcnow() - timedelta(seconds=beat_ago_s)
+        s.add(run)
+        s.commit()
+        return run_status(s.get(ValidationRun, run_id))
+
+
+def test_a_running_live_run_reads_interrupted_once_its_owner_is_gone(db_url):
+    import subprocess
+
+    from skillorchestra_core.processes import STALE_S, host
+
+    run_id = _planned(db_url)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    me = host()
+    assert _set_owner(db_url, run_id, os.getpid(), me, 1.0) == "running"  # the planner itself, beating
+    assert _set_owner(db_url, run_id, dead.pid, me, 1.0) == "interrupted"  # killed: its pid is gone at once
+    assert _set_owner(db_url, run_id, os.getpid(), me, STALE_S + 5) == "interrupted"  # alive but hung: no beat
+    assert _set_owner(db_url, run_id, dead.pid, "another-host", 1.0) == "running"  # a pid of elsewhere: beat counts
+    assert _set_owner(db_url, run_id, dead.pid, "another-host", STALE_S + 5) == "interrupted"
+
+
+def test_a_run_still_executed_elsewhere_cannot_be_resumed_twice(db_url):
+    import subprocess
+
+    from skillorchestra_core.errors import StudioError
+    from skillorchestra_core.processes import host
+
+    run_id = _planned(db_url)
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        _set_owner(db_url, run_id, other.pid, host(), 1.0)
+        client = LiteLlmClient("openai/big", api_base="http://127.0.0.1:9", api_key="sk-test", retries=0)
+        with pytest.raises(StudioError, match=f"being executed by process {other.pid}"):
+            execute_live_run(lambda: session(db_url), run_id, client, LiveOptions())
+    finally:
+        other.kill()
+        other.wait()
+    with session(db_url) as s:
+        assert s.exec(select(LiveResult).where(LiveResult.run_id == run_id)).all() == []
+
+
+def test_cli_runs_lists_an_interrupted_live_run_with_how_to_resume_it(db_url):
+    import json
+    import subprocess
+
+    from typer.testing import CliRunner
+
+    from skillorchestra_core.cli import app
+    from skillorchestra_core.processes import host
+
+    run_id = _planned(db_url)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    _set_owner(db_url, run_id, dead.pid, host(), 1.0)
+    runner = CliRunner()
+    out = runner.invoke(app, ["--db", db_url, "runs", "live-qa", "--kind", "live"])
+    assert out.exit_code == 0, out.output
+    assert f"#{run_id} live v1 skill lambda 0 val: interrupted, 0/20 queries" in out.output
+    assert f"resume with: skillorchestra live live-qa --resume {run_id}" in out.output
+    rows = json.loads(runner.invoke(app, ["--db", db_url, "runs", "live-qa", "--json"]).output)
+    assert [(r["id"], r["status"], r["answered"]) for r in rows] == [(run_id, "interrupted", 0)]
