@@ -86,7 +86,8 @@ def test_bench_routing_model_build(tmp_path, n, capsys, bench_report):
     index_s = stages["queries, neighbours, evidence index"]
 
     bench_report(f"Routing model build, {stored:,} trajectories", built, "s", target=f"< {TARGETS[n]:.0f} s",
-                 met=built < TARGETS[n])
+                 met=built < TARGETS[n],
+                 why=f"wall time on a shared machine; the process's CPU time was {built_cpu:.2f} s")
     bench_report(f"Routing model build, {stored:,} trajectories, CPU time of the process", built_cpu, "s",
                  target=f"< {TARGETS[n]:.0f} s", met=built_cpu < TARGETS[n])
     bench_report(f"First use of a version, {stored:,} trajectories (model, retrievers, classifier, cache file)",

@@ -14,6 +14,8 @@ pytestmark = pytest.mark.bench
 
 PAGES = [f"app_pages/{name}.py" for name in ("overview", "graph", "posteriors", "playground", "decisions")]
 TARGET_S = 1.0
+WHY_COLD = ("a first visit reads the version's evidence and content into the per-version caches (there is no stored "
+            "per-version count table yet); revisits are served from those caches")
 
 
 @pytest.fixture(params=[1, 10], ids=["100k-rows", "1M-rows"])
@@ -67,6 +69,7 @@ def test_bench_page_server_time_at_5000_skills(db_5000, app_path, bench_report, 
         name = page.removeprefix("app_pages/").removesuffix(".py").capitalize()
         for kind, secs in (("cold (first visit of the version)", cold), ("warm (revisit)", warm)):
             bench_report(f"Page server time, {name}, 5,000 skills x 20 agents, {rows} rows, {kind}", secs, "s",
-                         target=f"< {TARGET_S:.0f} s", met=secs < TARGET_S)
+                         target=f"< {TARGET_S:.0f} s", met=secs < TARGET_S, why=WHY_COLD if kind.startswith("cold")
+                         else "")
         print(f"[bench] {page:<24} cold {cold:5.2f} s {'ok' if cold < TARGET_S else 'OVER':<4}   "
               f"warm {warm:5.2f} s {'ok' if warm < TARGET_S else 'OVER'}   (target < {TARGET_S:.0f} s)")

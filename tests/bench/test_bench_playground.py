@@ -46,10 +46,12 @@ def _report(label: str, url: str, handbook: str, bench_report, figure: str) -> l
     later, _, _ = _click(url, handbook)
     assert again == chosen
     verdict = "met" if never < 2 else ("met once cached" if new_process < 2 else "NOT met")
+    first_use = ("a never-routed version first builds its routing model, activation index and classifier and "
+                 f"writes the cache file; with the cache, a new app process clicks in {new_process:.2f} s")
     bench_report(f"First Playground Route click, {figure}, version never routed", never, "s", target="< 2 s",
-                 met=never < 2)
+                 met=never < 2, why=f"{never_cpu:.2f} s of it is CPU time: {first_use}")
     bench_report(f"First Playground Route click, {figure}, version never routed, CPU time", never_cpu, "s",
-                 target="< 2 s", met=never_cpu < 2)
+                 target="< 2 s", met=never_cpu < 2, why=first_use)
     bench_report(f"First Playground Route click, {figure}, new app process (cached model)", new_process, "s",
                  target="< 2 s", met=new_process < 2, baseline=never, baseline_label="version never routed")
     return [f"  {label}",

@@ -172,5 +172,5 @@ def test_a_thousand_skills_stay_readable(page, large_app, wait_for_app, screensh
     wait_for_app(page)
     page.get_by_text(re.compile(r"showing 2 of 1000 skills")).wait_for()
     _open(page, large_app, wait_for_app, "/posteriors?handbook=synthetic-large")
-    page.locator(f"{PLOTLY} .scatterlayer .trace path.point").first.wait_for()
+    page.locator('[data-testid="stVegaLiteChart"] .mark-symbol path').first.wait_for(state="attached")
     screenshot(page, "posteriors-1000-skills")
