@@ -189,9 +189,11 @@ def merge_duplicates(x: sparse.csr_matrix, y: np.ndarray, worth: float = 0.5
         return x, y, None
     keep = np.unique(group, return_index=True)[1]  # the first row of each group, in group order
     count = np.bincount(group, minlength=len(keep)).astype(float)
-    mean = np.zeros((len(keep), y.shape[1]))
-    np.add.at(mean, group, y)
-    return x[keep], mean / count[:, None], count[:, None]
+    # Each group's rows summed in row order from zero, as np.add.at would, in one sparse product (add.at visits
+    # every one of the n x K target cells one by one).
+    members = sparse.csr_matrix((np.ones(n), (group, np.arange(n))), shape=(len(keep), n))
+    total = np.asarray(members @ y)
+    return x[keep], total / count[:, None], count[:, None]
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:

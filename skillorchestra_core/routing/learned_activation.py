@@ -101,8 +101,10 @@ class LearnedActivator:
             texts, targets = _labelled(model.skill_queries, mode, pos)
             self.columns = np.flatnonzero(targets.sum(axis=0) > 0) if len(texts) else np.zeros(0, np.int64)
             if len(self.columns):
-                rows = targets[:, self.columns]
-                self.classifier = train_classifier(texts, rows / rows.sum(axis=1, keepdims=True),
+                # Every leaf labelled (common with many skills): no copy of the (n, L) targets.
+                rows = targets if len(self.columns) == targets.shape[1] else targets[:, self.columns]
+                rows /= rows.sum(axis=1, keepdims=True)
+                self.classifier = train_classifier(texts, rows,
                                                    [self.skills[i] for i in self.columns])
         else:
             self.columns = np.array([pos[k] for k in classifier.skills], dtype=np.int64)
@@ -194,7 +196,9 @@ def choose_settings(act: LearnedActivator, table, texts: list[str], targets: np.
 
 
 def _labelled(queries, mode: str, pos: dict[str, int]) -> tuple[list[str], np.ndarray]:
-    """Texts and (n, L) attribution weights of the queries of `mode` with weight on some leaf."""
+    """Texts and (n, L) attribution weights of the queries of `mode` with weight on some leaf. Built from the
+    (row, leaf, weight) triplets with one (n, L) array: with thousands of leaves, every extra copy of it costs more
+    than the rest of the first use of a version."""
     texts: list[str] = []
     rows: list[int] = []
     cols: list[int] = []
@@ -210,13 +214,28 @@ def _labelled(queries, mode: str, pos: dict[str, int]) -> tuple[list[str], np.nd
                 rows.append(r)
                 cols.append(j)
                 vals.append(w)
-    dense = np.zeros((len(texts), len(pos)))
-    dense[np.asarray(rows, np.int64), np.asarray(cols, np.int64)] = vals  # (row, leaf) pairs are distinct
-    total = dense.sum(axis=1)
+    at, leaf, wt = np.asarray(rows, np.int64), np.asarray(cols, np.int64), np.asarray(vals, float)
+    total = _row_sums(at, leaf, wt, len(texts), len(pos))
     some = total > 0
     if not some.any():
         return [], np.zeros((0, len(pos)))
-    return [t for t, ok in zip(texts, some.tolist()) if ok], dense[some] / total[some, None]
+    kept = some[at]
+    dense = np.zeros((int(some.sum()), len(pos)))
+    dense[(np.cumsum(some) - 1)[at[kept]], leaf[kept]] = wt[kept] / total[at[kept]]
+    return [t for t, ok in zip(texts, some.tolist()) if ok], dense
+
+
+def _row_sums(r: np.ndarray, c: np.ndarray, v: np.ndarray, n: int, width: int) -> np.ndarray:
+    """The sums of the rows of the (n, width) array holding weights `v` at (`r`, `c`), bit for bit as that array's
+    `sum(axis=1)`: a row of at most two weights sums exactly in any order, a longer one is summed as a dense row."""
+    total = np.bincount(r, v, minlength=n)
+    longer = np.flatnonzero(np.bincount(r, minlength=n) > 2)
+    if len(longer):
+        on = np.isin(r, longer)
+        block = np.zeros((len(longer), width))
+        block[np.searchsorted(longer, r[on]), c[on]] = v[on]
+        total[longer] = block.sum(axis=1)
+    return total
 
 
 def _softmax(z: np.ndarray, temperature: float) -> np.ndarray:

@@ -149,3 +149,30 @@ def test_without_labelled_queries_profile_similarity_decides(db_url):
     assert all(a.similarity > 0 and a.probability is None and a.source == "profile" for a in act.skills)
     batch = activate_batch(bare, "answer", ["Write a python function that reverses a list", "zzyzx"], top_k=1)
     assert batch.weights.tolist()[1] == [0.0] * len(batch.skills) and batch.weights[0].max() == 1.0
+
+
+def test_labelled_targets_are_the_dense_rows_normalised_bit_for_bit():
+    """The triplet-built targets equal the former dense construction (row sums in numpy's order) exactly."""
+    from skillorchestra_core.routing.learned_activation import _labelled
+
+    rng = np.random.default_rng(3)
+    leaves = [f"s{j}" for j in range(40)]
+    pos = {k: j for j, k in enumerate(leaves)}
+    queries = []
+    for i in range(300):
+        picked = rng.choice(40, size=int(rng.integers(0, 7)), replace=False)
+        weights = {leaves[j]: float(rng.random()) for j in picked}
+        if i % 11 == 0:
+            weights["not.a.leaf"] = 0.5  # ignored
+        queries.append((f"text {i}", "answer" if i % 5 else "other", weights))
+    texts, targets = _labelled(queries, "answer", pos)
+    dense = np.zeros((sum(m == "answer" for _, m, _ in queries), len(leaves)))
+    names = [t for t, m, _ in queries if m == "answer"]
+    for r, (_, m, weights) in enumerate(q for q in queries if q[1] == "answer"):
+        for k, w in weights.items():
+            if k in pos:
+                dense[r, pos[k]] = w
+    some = dense.sum(axis=1) > 0
+    assert texts == [t for t, ok in zip(names, some) if ok]
+    assert np.array_equal(targets, dense[some] / dense.sum(axis=1)[some, None])
+    assert any(len(w) > 2 for _, _, w in queries)  # the dense-row path is exercised too
