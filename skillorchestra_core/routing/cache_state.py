@@ -103,7 +103,10 @@ def _state(obj: Any, arrays: dict[str, np.ndarray], at: str) -> Any:
     if cls.__module__.startswith(_PACKAGE) and hasattr(obj, "__dict__"):
         if isinstance(obj, RoutingModel):
             raise TypeError("the model itself is stored elsewhere")
-        return {"$o": f"{cls.__module__}:{cls.__qualname__}", "state": _state(dict(vars(obj)), arrays, f"{at}.o")}
+        # Private attributes are memos derived from the public ones (a lookup table, a mask): rebuilt on first use,
+        # never stored (one would copy a whole vocabulary into the file).
+        public = {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+        return {"$o": f"{cls.__module__}:{cls.__qualname__}", "state": _state(public, arrays, f"{at}.o")}
     raise TypeError(f"cannot store {cls.__name__}")
 
 

@@ -157,6 +157,24 @@ def test_derived_state_is_stored_and_rebuilt_when_its_code_changes(url, monkeypa
     assert route(stale, query, RouteOptions()).model_dump(exclude={"created_at"}) == route_a  # ...it is rebuilt
 
 
+def test_memos_of_derived_state_are_not_stored(url):
+    """Private attributes (lookup tables a featuriser builds on first use) are rebuilt, not copied into the file."""
+    from skillorchestra_core.routing import activation, cache_state
+
+    query = "Which emperor ruled Rome in the year 700?"
+    with session(url) as s:
+        built = build.routing_model(s, MINI_AGENTS)
+    expected = activation.activate_offline(built, "answer", query)  # the featuriser's memos now exist
+    assert "_lookup" in vars(built._cache[("activator", "answer")].classifier.featuriser)
+    arrays: dict = {}
+    entries = cache_state.encode(built, arrays)
+    built._cache.clear()
+    cache_state.decode(entries, arrays, built)
+    featuriser = built._cache[("activator", "answer")].classifier.featuriser
+    assert [k for k in vars(featuriser) if k.startswith("_")] == []
+    assert activation.activate_offline(built, "answer", query) == expected
+
+
 def test_a_save_removes_the_temp_files_of_writers_killed_mid_save(tmp_path):
     folder = tmp_path / "db.routing"
     folder.mkdir()
