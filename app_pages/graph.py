@@ -28,7 +28,7 @@ controls = graph_controls(g, hb)
 view = filtered_view(data, controls.filter)
 node = node_from_chart(CHART_KEY)
 
-st.caption(f"{md_escape(data.label)} · posteriors {data.frames.learned_from} · "
+st.caption(f"{md_escape(data.label)} · posteriors {data.learned_from} · "
            f"showing {view.shown_skills} of {view.total_skills} skills, "
            f"{sum(1 for _, d in view.graph.nodes(data=True) if d['kind'] == 'agent')} agents"
            + (" · truncated: narrow with filters" if view.truncated else ""))

@@ -26,7 +26,7 @@ data = selected_data(prior, level)
 if data is None:
     st.stop()
 agents, skills = selection_controls(data)
-st.caption(f"{md_escape(data.label)}: every posterior here is {data.frames.learned_from} "
+st.caption(f"{md_escape(data.label)}: every posterior here is {data.learned_from} "
            "(val and test outcomes are kept for evaluation).")
 render_unseen_note(data, agents, skills, score)
 

@@ -26,9 +26,9 @@ def _summaries(url: str, stamp: tuple) -> list[HandbookSummary]:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _overview(url: str, handbook: str, version: int, stamp: tuple) -> VersionOverview:
-    data = base_data(handbook, version)  # the evidence the Graph and Posteriors read too, loaded once
+    data = base_data(handbook, version)  # the version the Graph and Posteriors read too, loaded once
     with open_session() as s:
-        return overview_of(s, data.loaded, data.frames, data.costs)
+        return overview_of(s, data.loaded, data.frames, data.summary, data.costs)
 
 
 def summaries() -> list[HandbookSummary]:

@@ -142,6 +142,11 @@ def _m008_live_run_owner(conn: Connection) -> None:
             conn.execute(text(f"ALTER TABLE validation_run ADD COLUMN {name} {ddl}"))
 
 
+def _m009_version_summaries(conn: Connection) -> None:
+    """Stored evidence summaries of versions. Versions made before this step get theirs on first read."""
+    SQLModel.metadata.create_all(conn, tables=[models.table_of(models.VersionSummary)])
+
+
 # Tables that joined the models after schema 1 with no step of their own: a database written by the first release
 # lacks them, and so does one that earlier releases then upgraded to the latest version.
 WITHOUT_A_STEP = (models.table_of(models.DecisionTrace), models.table_of(models.LlmCall))
@@ -162,6 +167,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (6, "selection: validation runs, live results, published configurations", _m006_selection),
     (7, "compact decision log", _m007_compact_decisions),
     (8, "live validation runs: owner and heartbeat", _m008_live_run_owner),
+    (9, "version evidence summaries", _m009_version_summaries),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -153,6 +153,17 @@ class VersionBatch(SQLModel, table=True):
     batch_id: int = Field(foreign_key="evidence_batch.id", primary_key=True, index=True)
 
 
+class VersionSummary(SQLModel, table=True):
+    """What the explorer reads of a version's evidence, summed once (learning.evidence_summary): a version's
+    evidence never changes, so neither does this."""
+
+    __tablename__ = "version_summary"
+    version_id: int = Field(foreign_key="handbook_version.id", primary_key=True)
+    format: int
+    payload: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
 class Trajectory(SQLModel, table=True):
     """One agent's attempt in one mode on one query."""
 

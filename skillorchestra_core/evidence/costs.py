@@ -80,15 +80,26 @@ def mode_costs(trajectories: pd.DataFrame, agents: pd.DataFrame) -> pd.DataFrame
     Returns agent, mode, cost, n_cost, cost_source in {evidence, tokens, imported, price_card, none}.
     A trajectory's cost is its recorded cost, else tokens x price card.
     """
-    out = agents[["agent", "mode"]].copy()
-    if len(trajectories):
-        t = trajectories.assign(_cost=trajectory_costs(trajectories, agents),
-                                _recorded=~np.isnan(trajectories["cost_usd"].to_numpy(float)))
-        g = t.groupby(["agent", "mode"]).agg(cost=("_cost", "mean"), n_cost=("_cost", "count"),
-                                              recorded=("_recorded", "mean"))
-        out = out.join(g, on=["agent", "mode"])
-    else:
-        out = out.assign(cost=np.nan, n_cost=0, recorded=np.nan)
+    return costs_from_stats(cost_stats(trajectories, agents), agents)
+
+
+def cost_stats(trajectories: pd.DataFrame, agents: pd.DataFrame) -> pd.DataFrame:
+    """Per (agent, mode) of the trajectories: mean known cost `cost`, how many are known `n_cost` and the share
+    recorded rather than priced from tokens `recorded` (what `costs_from_stats` needs, small enough to store)."""
+    if not len(trajectories):
+        return pd.DataFrame({"agent": pd.Series(dtype=object), "mode": pd.Series(dtype=object),
+                             "cost": pd.Series(dtype=float), "n_cost": pd.Series(dtype=float),
+                             "recorded": pd.Series(dtype=float)})
+    t = trajectories.assign(_cost=trajectory_costs(trajectories, agents),
+                            _recorded=~np.isnan(trajectories["cost_usd"].to_numpy(float)))
+    return t.groupby(["agent", "mode"], as_index=False).agg(cost=("_cost", "mean"), n_cost=("_cost", "count"),
+                                                           recorded=("_recorded", "mean"))
+
+
+def costs_from_stats(stats: pd.DataFrame, agents: pd.DataFrame) -> pd.DataFrame:
+    """`mode_costs` from `cost_stats`: evidence first, then an imported profile's cost, then the price card."""
+    out = agents[["agent", "mode"]].merge(stats[["agent", "mode", "cost", "n_cost", "recorded"]],
+                                          on=["agent", "mode"], how="left")
     out["cost_source"] = np.where(out["recorded"] >= 0.5, "evidence", "tokens")
     missing = out["cost"].isna()
     imported = agents.get("imported_cost_usd", pd.Series(np.nan, index=agents.index)).to_numpy(float)

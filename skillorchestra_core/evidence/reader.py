@@ -38,12 +38,18 @@ def empty_outcomes() -> pd.DataFrame:
         {"trajectory_id": "int64", "query_id": "int64", **{c: float for c in ("score", *_OPTIONAL)}})
 
 
-def read_outcomes(conn: Connection, batch_ids: list[int]) -> pd.DataFrame:
-    """Every trajectory of the batches, in id order, as the OUTCOME_COLUMNS frame."""
+def read_outcomes(conn: Connection, batch_ids: list[int], agent: str | None = None,
+                  mode: str | None = None) -> pd.DataFrame:
+    """Every trajectory of the batches, in id order, as the OUTCOME_COLUMNS frame; `agent` and `mode` keep only
+    one agent's (one posterior cell's evidence)."""
     if not batch_ids:
         return empty_outcomes()
     batches = sorted(set(batch_ids))
     in_batches = _T.batch_id.in_(batches)
+    scan = _scan(conn, batches, in_batches)
+    for column, value in (("agent", agent), ("mode", mode)):
+        if value is not None:
+            in_batches, scan = in_batches & (_T[column] == value), scan & (_T[column] == value)
     survey = _survey(conn, in_batches)
     vocab, present = survey.vocab, survey.present
     if not vocab["agent"]:
@@ -51,7 +57,7 @@ def read_outcomes(conn: Connection, batch_ids: list[int]) -> pd.DataFrame:
     fields = _fields(survey)
     slots = _slots(fields)
     plain = [name for name, radix, _ in fields if radix is None]
-    values = _rows(conn, _scan(conn, batches, in_batches), fields, slots, plain)
+    values = _rows(conn, scan, fields, slots, plain)
     unpacked = _unpack(values, fields, slots, plain)
     ids = unpacked["id"]
     order = np.argsort(ids, kind="stable") if (np.diff(ids) < 0).any() else None

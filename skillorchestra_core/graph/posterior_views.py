@@ -13,6 +13,7 @@ from sqlmodel import Session, col
 
 from skillorchestra_core import posterior
 from skillorchestra_core.db.models import Query
+from skillorchestra_core.evidence.reader import read_outcomes
 from skillorchestra_core.graph.service import VersionData
 from skillorchestra_core.learning.competence import ancestor_pairs
 
@@ -122,8 +123,9 @@ EVIDENCE_COLUMNS = ["query", "text", "split", "task", "weight", "score", "S", "F
                     "completion_tokens", "source", "attributed_by"]
 
 
-def evidence_rows(data: VersionData, agent: str, skill: str) -> pd.DataFrame:
-    """The agent's trajectories on queries attributed to `skill` or one of its descendants, with their weight."""
+def evidence_rows(s: Session, data: VersionData, agent: str, skill: str) -> pd.DataFrame:
+    """The agent's learn-split trajectories on queries attributed to `skill` or one of its descendants, with their
+    weight: the rows behind the cell's S and F (only this agent's trajectories are read)."""
     f = data.frames
     spec = data.loaded.content.skills.get(skill)
     if spec is None or f.attributions.empty:
@@ -133,15 +135,15 @@ def evidence_rows(data: VersionData, agent: str, skill: str) -> pd.DataFrame:
     att = f.attributions[f.attributions["skill"].isin(subtree) & (f.attributions["mode"] == spec.mode)]
     att = att.groupby(["query_id", "mode"], as_index=False).agg(
         weight=("weight", "sum"), attributed_by=("attributed_by", lambda s: ", ".join(sorted(set(s)))))
-    out = f.outcomes[(f.outcomes["agent"] == agent) & (f.outcomes["mode"] == spec.mode)].merge(
-        att, on=["query_id", "mode"])
+    mine = read_outcomes(s.connection(), data.loaded.content.evidence_batches, agent=agent, mode=spec.mode)
+    out = mine[mine["split"].isin(data.summary.learn_splits)].merge(att, on=["query_id", "mode"])
     out = out.assign(S=out["weight"] * out["score"], F=out["weight"] * (1.0 - out["score"]))
     return out.rename(columns={"ext_id": "query"}).sort_values("trajectory_id", kind="stable").reset_index(drop=True)
 
 
 def evidence_page(s: Session, data: VersionData, agent: str, skill: str, page: int = 1,
                   page_size: int = 20) -> EvidencePage:
-    rows = evidence_rows(data, agent, skill)
+    rows = evidence_rows(s, data, agent, skill)
     total = len(rows)
     pages = max(1, math.ceil(total / page_size))
     page = min(max(1, page), pages)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import networkx as nx
 import pandas as pd
 from sqlmodel import Session
 
+from skillorchestra_core.evidence.costs import costs_from_stats
 from skillorchestra_core.gc_pause import gc_paused
 from skillorchestra_core.graph.build import build_graph
 from skillorchestra_core.handbook.store import LoadedVersion, load_version
-from skillorchestra_core.learning import profile
-from skillorchestra_core.learning.competence import PriorConfig, ancestor_pairs
+from skillorchestra_core.learning.competence import PriorConfig, ancestor_pairs, competence_from_counts
+from skillorchestra_core.learning.content_frames import ContentFrames, content_frames
+from skillorchestra_core.learning.evidence_summary import EvidenceSummary, version_summary
+from skillorchestra_core.learning.profile import VersionFrames
 
 CREDIBLE_LEVELS = (0.5, 0.8, 0.9, 0.95, 0.99)
 
@@ -20,7 +23,8 @@ CREDIBLE_LEVELS = (0.5, 0.8, 0.9, 0.95, 0.99)
 @dataclass(frozen=True)
 class VersionData:
     loaded: LoadedVersion
-    frames: profile.VersionFrames
+    frames: ContentFrames
+    summary: EvidenceSummary  # what the pages read of the evidence: no trajectory is loaded to show a version
     competence: pd.DataFrame  # profile.competence at `level` under `prior`
     costs: pd.DataFrame  # agent, mode, cost, n_cost, cost_source
     prior: PriorConfig
@@ -30,15 +34,25 @@ class VersionData:
     def label(self) -> str:
         return self.loaded.label
 
+    @property
+    def learned_from(self) -> str:
+        return self.summary.learned_from
+
 
 def load_version_data(s: Session, handbook: str, version: int | None, prior: PriorConfig | None = None,
                       level: float = 0.95) -> VersionData:
     prior = prior or PriorConfig()
-    with gc_paused():  # a million rows read: see gc_pause
+    with gc_paused():
         loaded = load_version(s, handbook, version)
-        frames = profile.load_frames(s, loaded)
-        comp = profile.competence(frames, prior=prior, level=level)
-        return VersionData(loaded, frames, comp, profile.costs(frames), prior, level)
+        frames = content_frames(loaded.content)
+        summary = version_summary(s.connection(), loaded.version_id, loaded.content, frames)
+        return VersionData(loaded, frames, summary, _competence(frames, summary, prior, level),
+                           costs_from_stats(summary.pool, frames.agents), prior, level)
+
+
+def _competence(frames: ContentFrames, summary: EvidenceSummary, prior: PriorConfig, level: float) -> pd.DataFrame:
+    return competence_from_counts(summary.counts, summary.pool, frames.skills, frames.agents, frames.imported,
+                                  prior=prior, level=level)
 
 
 def with_level(data: VersionData, level: float, prior: PriorConfig | None = None) -> VersionData:
@@ -46,11 +60,10 @@ def with_level(data: VersionData, level: float, prior: PriorConfig | None = None
     prior = prior or data.prior
     if level == data.level and prior == data.prior:
         return data
-    comp = profile.competence(data.frames, prior=prior, level=level)
-    return VersionData(data.loaded, data.frames, comp, data.costs, prior, level)
+    return replace(data, competence=_competence(data.frames, data.summary, prior, level), prior=prior, level=level)
 
 
-def queries_per_skill(frames: profile.VersionFrames) -> dict[str, int]:
+def queries_per_skill(frames: ContentFrames | VersionFrames) -> dict[str, int]:
     """Distinct evidence queries per skill, a parent counting its subtree's."""
     if frames.attributions.empty or frames.skills.empty:
         return {}

@@ -9,9 +9,12 @@ from typing import Any
 import pandas as pd
 from sqlmodel import Session
 
-from skillorchestra_core.handbook.store import LoadedVersion, get_version, list_versions, load_version
-from skillorchestra_core.learning import profile
+from skillorchestra_core.graph.service import load_version_data
+from skillorchestra_core.handbook.store import LoadedVersion, get_version, list_versions
 from skillorchestra_core.learning.competence import PriorConfig
+from skillorchestra_core.learning.content_frames import ContentFrames
+from skillorchestra_core.learning.evidence_summary import EvidenceSummary
+from skillorchestra_core.learning.profile import default_prior
 
 
 @dataclass(frozen=True)
@@ -28,21 +31,21 @@ class VersionOverview:
 
 
 def version_overview(s: Session, name: str, number: int | None = None) -> VersionOverview:
-    loaded = load_version(s, name, number)
-    return overview_of(s, loaded, profile.load_frames(s, loaded))
+    data = load_version_data(s, name, number)
+    return overview_of(s, data.loaded, data.frames, data.summary, data.costs)
 
 
-def overview_of(s: Session, loaded: LoadedVersion, frames: profile.VersionFrames,
-                costs: pd.DataFrame | None = None) -> VersionOverview:
-    """The overview of a version already loaded (the app shares one load of a version's evidence, and its
-    `costs`, between pages)."""
+def overview_of(s: Session, loaded: LoadedVersion, frames: ContentFrames, summary: EvidenceSummary,
+                costs: pd.DataFrame) -> VersionOverview:
+    """The overview of a version already loaded (the app shares one load of a version, and its `costs`, between
+    pages): its counts come from the version's evidence summary, not from its trajectories."""
     name = loaded.handbook_name
     row = get_version(s, name, loaded.number)
     c = loaded.content
     counts: dict[str, int | str] = {
-        "Queries": int(frames.evidence["query_id"].nunique()),
-        "Trajectories": len(frames.evidence),
-        "Learned from": f"{int(frames.outcomes['query_id'].nunique()):,} {'+'.join(frames.learn_splits)} queries",
+        "Queries": summary.queries,
+        "Trajectories": summary.trajectories,
+        "Learned from": f"{summary.learn_queries:,} {'+'.join(summary.learn_splits)} queries",
         "Modes": len(c.modes),
         "Skills": len(c.skills),
         "Agents": len(c.agents),
@@ -53,7 +56,6 @@ def overview_of(s: Session, loaded: LoadedVersion, frames: profile.VersionFrames
          "evidence queries": int(n_queries.get(k.key, 0)) if len(frames.attributions) else 0}
         for k in sorted(c.skills.values(), key=lambda k: (k.mode, k.key))
     ], columns=["mode", "skill", "name", "parent", "evidence queries"])
-    costs = profile.costs(frames) if costs is None else costs
     agents = costs.merge(frames.agents[["agent", "mode", "model", "input_price_per_m", "output_price_per_m"]],
                          on=["agent", "mode"]).rename(columns={"cost": "cost per call (USD)"})
     versions = pd.DataFrame([
@@ -74,20 +76,19 @@ def _clean(value: Any) -> Any:
 def show_record(s: Session, name: str, number: int | None = None, prior: PriorConfig | None = None,
                 level: float = 0.95) -> dict[str, Any]:
     """Everything `skillorchestra show --json` prints: counts, modes, skills, agents, one record per agent-skill."""
-    loaded = load_version(s, name, number)
-    frames = profile.load_frames(s, loaded)
-    comp = profile.competence(frames, prior=prior, level=level)
-    costs = profile.costs(frames).set_index(["agent", "mode"])
+    data = load_version_data(s, name, number, prior or default_prior(), level)
+    loaded, summary, comp = data.loaded, data.summary, data.competence
+    costs = data.costs.set_index(["agent", "mode"])
     c = loaded.content
     return {
         "handbook": loaded.handbook_name,
         "version": loaded.number,
         "content_hash": loaded.content_hash,
         "synthetic": loaded.synthetic,
-        "counts": {"queries": int(frames.evidence["query_id"].nunique()), "trajectories": len(frames.evidence),
+        "counts": {"queries": summary.queries, "trajectories": summary.trajectories,
                    "agents": len(c.agents), "skills": len(c.skills), "modes": len(c.modes)},
-        "learn_splits": list(frames.learn_splits),
-        "learned_from": frames.learned_from,
+        "learn_splits": list(summary.learn_splits),
+        "learned_from": summary.learned_from,
         "modes": [{"name": m.name, "description": m.description, "insights": m.insights}
                   for m in sorted(c.modes.values(), key=lambda m: m.name)],
         "skills": [{"key": k.key, "mode": k.mode, "name": k.name, "description": k.description,

@@ -216,6 +216,11 @@ def commit_version(
         raise _conflict(s, handbook, parent) from exc
     link_batches(s, key(version), content.evidence_batches)
     _insert_content(s, key(version), content)
+    # Summed once here, in the same transaction: no page ever reads the version's trajectories to show it. Imported
+    # here: a cold `route` loads this module and must not pay for pandas.
+    from skillorchestra_core.learning.evidence_summary import store_summary, summary_of_content
+
+    store_summary(s.connection(), key(version), summary_of_content(s.connection(), content))
     s.add(AuditLog(actor=author, action="version.create", entity="handbook_version", entity_id=version.id,
                    handbook_id=handbook.id, details={"number": number, "message": message, "source": source,
                                                      "parent": parent.number if parent else None}))

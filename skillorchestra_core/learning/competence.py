@@ -71,9 +71,24 @@ def competence_table(
     `skills`: skill, mode, parent. `agents`: agent, mode. `imported`: agent, mode, skill, alpha, beta (reference
     handbook counts, which include the reference code's Beta(1,1) prior; only the excess over 1 is kept).
     """
+    return competence_from_counts(weighted_counts(outcomes, attributions, skills), outcome_pool(outcomes), skills,
+                                  agents, imported, prior, level)
+
+
+def competence_from_counts(
+    counts: pd.DataFrame,
+    pool: pd.DataFrame,
+    skills: pd.DataFrame,
+    agents: pd.DataFrame,
+    imported: pd.DataFrame | None = None,
+    prior: PriorConfig = PriorConfig(),
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """`competence_table` from the evidence's summary: `counts` (agent, mode, skill, S, F: `weighted_counts`) and
+    `pool` (agent, mode, s_mode, n_mode: `outcome_pool`). The one place a posterior is made from counts, whether
+    they were just summed from trajectories or read back from a version's stored summary."""
     grid = agents[["agent", "mode"]].merge(skills[["skill", "mode"]], on="mode")
-    counts = weighted_counts(outcomes, attributions, skills)
-    grid = grid.merge(counts, on=["agent", "mode", "skill"], how="left")
+    grid = grid.merge(counts[["agent", "mode", "skill", "S", "F"]], on=["agent", "mode", "skill"], how="left")
     if imported is not None and not imported.empty:
         imp = imported.assign(s_imported=(imported["alpha"] - 1.0).clip(lower=0.0),
                               f_imported=(imported["beta"] - 1.0).clip(lower=0.0))
@@ -90,7 +105,7 @@ def competence_table(
     if prior.kind == "flat":
         a0, b0 = posterior.flat_prior(len(grid))
     else:
-        pooled = pooled_rates(outcomes, agents, imported, skills)
+        pooled = pooled_from(pool, agents, imported, skills)
         g = grid.merge(pooled, on=["agent", "mode"], how="left").fillna({"s_mode": 0.0, "n_mode": 0.0})
         a0, b0 = posterior.hierarchical_prior(g["s_mode"], g["n_mode"], prior.strength)
     grid["a0"], grid["b0"] = a0, b0
@@ -105,8 +120,22 @@ def competence_table(
     return grid[COLUMNS].sort_values(["mode", "skill", "agent"], kind="stable").reset_index(drop=True)
 
 
+def outcome_pool(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Per (agent, mode) of the trajectories: successes `s_mode` (sum of scores) and attempts `n_mode`."""
+    if outcomes.empty:
+        return pd.DataFrame({"agent": pd.Series(dtype=object), "mode": pd.Series(dtype=object),
+                             "s_mode": pd.Series(dtype=float), "n_mode": pd.Series(dtype=float)})
+    return outcomes.groupby(["agent", "mode"], as_index=False).agg(s_mode=("score", "sum"), n_mode=("score", "size"))
+
+
 def pooled_rates(outcomes: pd.DataFrame, agents: pd.DataFrame, imported: pd.DataFrame | None = None,
                  skills: pd.DataFrame | None = None) -> pd.DataFrame:
+    """`pooled_from` the trajectories' `outcome_pool`."""
+    return pooled_from(outcome_pool(outcomes), agents, imported, skills)
+
+
+def pooled_from(pool: pd.DataFrame, agents: pd.DataFrame, imported: pd.DataFrame | None = None,
+                skills: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (agent, mode): successes `s_mode`, attempts `n_mode` and rate `p = (s+1)/(n+2)` over everything known of
     the agent in the mode: its evidence plus what an imported profile brings. The hierarchical prior is centred on
     `p`, and `p` is the agent's score when no skill is active.
@@ -116,9 +145,8 @@ def pooled_rates(outcomes: pd.DataFrame, agents: pd.DataFrame, imported: pd.Data
     (parents summarise their children, so they are left out)."""
     base = agents[["agent", "mode"]].drop_duplicates()
     parts = []
-    if not outcomes.empty:
-        parts.append(outcomes.groupby(["agent", "mode"], as_index=False).agg(s_mode=("score", "sum"),
-                                                                            n_mode=("score", "size")))
+    if not pool.empty:
+        parts.append(pool[["agent", "mode", "s_mode", "n_mode"]])
     totals = _imported_totals(agents)
     if not totals.empty:
         parts.append(totals)

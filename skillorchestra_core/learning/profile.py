@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 from sqlmodel import Session
 
@@ -14,6 +13,8 @@ from skillorchestra_core.evidence.reader import OUTCOME_COLUMNS, empty_outcomes,
 from skillorchestra_core.handbook.content import HandbookContent
 from skillorchestra_core.handbook.store import LoadedVersion
 from skillorchestra_core.learning.competence import PriorConfig, competence_table
+from skillorchestra_core.learning.content_frames import content_frames
+from skillorchestra_core.learning.evidence_summary import learned_from
 from skillorchestra_core.settings import get_settings
 
 
@@ -29,9 +30,7 @@ class VersionFrames:
 
     @property
     def learned_from(self) -> str:
-        """'learned from 4,195 train queries': what every posterior view says about its basis."""
-        n = int(self.outcomes["query_id"].nunique()) if len(self.outcomes) else 0
-        return f"learned from {n:,} {'+'.join(self.learn_splits)} quer{'y' if n == 1 else 'ies'}"
+        return learned_from(int(self.outcomes["query_id"].nunique()) if len(self.outcomes) else 0, self.learn_splits)
 
 
 def load_outcomes(s: Session, version_id: int) -> pd.DataFrame:
@@ -53,34 +52,8 @@ def frames_from_content(c: HandbookContent, evidence: pd.DataFrame | None = None
         evidence = empty_outcomes()
     learn = tuple(splits or c.learn_splits)
     outcomes = evidence[evidence["split"].isin(learn)].reset_index(drop=True)
-    attributions = pd.DataFrame(
-        [(q, m, k, w, by) for (q, m, k), (w, by) in c.attributions.items()],
-        columns=["query_id", "mode", "skill", "weight", "attributed_by"],
-    )
-    skills = pd.DataFrame([(k.key, k.mode, k.parent_key, k.name or k.key) for k in c.skills.values()],
-                          columns=["skill", "mode", "parent", "name"])
-    agents = pd.DataFrame(
-        [(a.name, a.mode, a.model,
-          np.nan if a.input_price_per_m is None else a.input_price_per_m,
-          np.nan if a.output_price_per_m is None else a.output_price_per_m,
-          _imported_cost(a.profile), _number(a.profile, "total_successes"), _number(a.profile, "total_attempts"))
-         for a in c.agents.values()],
-        columns=["agent", "mode", "model", "input_price_per_m", "output_price_per_m", "imported_cost_usd",
-                 "imported_successes", "imported_attempts"],
-    )
-    imported = pd.DataFrame([(i.agent, i.mode, i.skill_key, i.alpha, i.beta) for i in c.imported.values()],
-                            columns=["agent", "mode", "skill", "alpha", "beta"])
-    return VersionFrames(outcomes, attributions, skills, agents, imported, evidence, learn)
-
-
-def _number(profile_: dict, key: str) -> float:
-    value = profile_.get(key)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def _imported_cost(profile_: dict) -> float:
-    value = (profile_.get("cost_stats") or {}).get("avg_cost_usd")
-    return np.nan if value is None else float(value)
+    f = content_frames(c)
+    return VersionFrames(outcomes, f.attributions, f.skills, f.agents, f.imported, evidence, learn)
 
 
 def default_prior() -> PriorConfig:

@@ -45,12 +45,20 @@ def test_overview_on_an_empty_database(monkeypatch, tmp_path, app_path):
 
 @pytest.fixture
 def frame_loads(monkeypatch):
-    """Counts the reads of a version's evidence (profile.load_frames), the cost a cache must save."""
-    from skillorchestra_core.learning import profile
+    """Counts the loads of a version (the cost a cache must save), and fails on any read of its trajectories: the
+    explorer pages show a version from its stored evidence summary alone."""
+    from app_pages.components import graph_data
+    from skillorchestra_core.learning import evidence_summary, profile
 
     calls: list[int] = []
-    real = profile.load_frames
-    monkeypatch.setattr(profile, "load_frames", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = graph_data.load_version_data
+    monkeypatch.setattr(graph_data, "load_version_data", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def refuse(*a, **k):
+        raise AssertionError("a page read a version's trajectories")
+
+    monkeypatch.setattr(profile, "load_frames", refuse)
+    monkeypatch.setattr(evidence_summary, "read_outcomes", refuse)
     return calls
 
 

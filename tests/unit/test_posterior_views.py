@@ -120,18 +120,18 @@ def test_forest_labels_stay_apart_when_two_skills_share_a_name(data):
     assert len(labels) == rows["skill"].nunique() and all("Same name (" in label for label in labels)
 
 
-def test_evidence_rows_add_up_to_the_posterior_counts(data):
+def test_evidence_rows_add_up_to_the_posterior_counts(db_session, data):
     comp = data.competence.set_index(["agent", "skill"])
     for skill in ("answer.cat00", "answer.cat00.s0000"):
-        rows = evidence_rows(data, "agent-01", skill)
+        rows = evidence_rows(db_session, data, "agent-01", skill)
         assert rows["S"].sum() == pytest.approx(comp.loc[("agent-01", skill), "S"])
         assert rows["F"].sum() == pytest.approx(comp.loc[("agent-01", skill), "F"])
-    assert evidence_rows(data, "agent-01", UNSEEN).empty
+    assert evidence_rows(db_session, data, "agent-01", UNSEEN).empty
 
 
 def test_evidence_page_pages_and_texts(db_session, data):
     first = evidence_page(db_session, data, "agent-00", "answer.cat00", page=1, page_size=4)
-    assert first.total == len(evidence_rows(data, "agent-00", "answer.cat00"))
+    assert first.total == len(evidence_rows(db_session, data, "agent-00", "answer.cat00"))
     assert first.pages == -(-first.total // 4) and len(first.rows) == 4
     assert first.rows["text"].str.startswith("Synthetic question").all()
     last = evidence_page(db_session, data, "agent-00", "answer.cat00", page=999, page_size=4)
