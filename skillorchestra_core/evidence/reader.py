@@ -21,6 +21,7 @@ from sqlalchemy import BigInteger, Integer, case, cast, func, literal, select
 from sqlalchemy.engine import Connection
 
 from skillorchestra_core.db.models import EvidenceBatch, Query, Trajectory
+from skillorchestra_core.db.rows import fetch_tuples
 
 # The Core columns (typed loosely: SQLModel's attribute types do not carry SQL operators for mypy)
 _T: Any = Trajectory.__table__.c  # type: ignore[attr-defined]
@@ -156,7 +157,7 @@ def _rows(conn: Connection, in_batches, fields, slots: list[list[int]], plain: l
             expr = expr * radix + value
         columns.append(expr)
     columns += [value for name, _, value in fields if name in plain]
-    rows = _fetch(conn, select(*columns).where(in_batches))
+    rows = fetch_tuples(conn, select(*columns).where(in_batches))
     return np.array(rows, dtype=float).reshape(len(rows), len(columns))
 
 
@@ -185,19 +186,10 @@ def _unpack(values: np.ndarray, fields, slots: list[list[int]], plain: list[str]
     return out
 
 
-def _fetch(conn: Connection, stmt) -> list[tuple]:
-    """All rows as plain DB-API tuples (SQLAlchemy's Row objects would cost as much as the read itself)."""
-    result = conn.execute(stmt)
-    try:
-        return list(result.cursor.fetchall()) if result.cursor is not None else [tuple(r) for r in result]
-    finally:
-        result.close()
-
-
 def _paths(conn: Connection, in_batches, ids: np.ndarray) -> np.ndarray:
     """The path column (None where unset): only the rows that have one are read."""
     t = _T
-    rows = _fetch(conn, select(t.id, t.path).where(in_batches, t.path.is_not(None)))
+    rows = fetch_tuples(conn, select(t.id, t.path).where(in_batches, t.path.is_not(None)))
     out = np.full(len(ids), None, dtype=object)
     if rows:
         at = np.searchsorted(ids, np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
@@ -208,7 +200,7 @@ def _paths(conn: Connection, in_batches, ids: np.ndarray) -> np.ndarray:
 def _query_columns(conn: Connection, batch_ids: list[int], qid: np.ndarray) -> dict[str, Any]:
     """ext_id, split and task of each trajectory's query, read once per query and looked up by id."""
     handbooks = select(_B.handbook_id).where(_B.id.in_(sorted(set(batch_ids))))
-    q = pd.DataFrame(_fetch(conn, select(_Q.id, _Q.ext_id, _Q.split, _Q.task)
+    q = pd.DataFrame(fetch_tuples(conn, select(_Q.id, _Q.ext_id, _Q.split, _Q.task)
                             .where(_Q.handbook_id.in_(handbooks)).order_by(_Q.id)),
                      columns=["id", "ext_id", "split", "task"])
     ids = q["id"].to_numpy(np.int64)
@@ -217,7 +209,7 @@ def _query_columns(conn: Connection, batch_ids: list[int], qid: np.ndarray) -> d
     found[found] = ids[at[found]] == qid[found]
     if not found.all():  # a trajectory of a query outside the batches' handbooks: read those queries by id
         extra = np.unique(qid[~found]).tolist()
-        q = pd.concat([q, pd.DataFrame(_fetch(conn, select(_Q.id, _Q.ext_id, _Q.split, _Q.task)
+        q = pd.concat([q, pd.DataFrame(fetch_tuples(conn, select(_Q.id, _Q.ext_id, _Q.split, _Q.task)
                                               .where(_Q.id.in_(extra))), columns=q.columns)])
         q = q.sort_values("id", kind="stable").reset_index(drop=True)
         ids = q["id"].to_numpy(np.int64)

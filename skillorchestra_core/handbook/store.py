@@ -24,6 +24,7 @@ from skillorchestra_core.db.models import (
     key,
 )
 from skillorchestra_core.db.retry import get_or_create
+from skillorchestra_core.db.rows import fetch_tuples
 from skillorchestra_core.errors import Conflict, NotFound, StudioError
 from skillorchestra_core.evidence.batches import batch_digests, link_batches, version_batches
 from skillorchestra_core.handbook.content import (
@@ -135,11 +136,11 @@ def load_content(s: Session, version_id: int) -> HandbookContent:
         c.imported[(i.agent, i.mode, i.skill_key)] = ImportedCounts(i.agent, i.mode, i.skill_key, i.alpha, i.beta)
     # Five columns, past the arity of sqlmodel's typed select(): SQLAlchemy's, on the session's connection (the
     # reads above already flushed anything pending).
-    rows = s.connection().execute(
+    rows = fetch_tuples(s.connection(), (
         sa_select(col(Attribution.query_id), col(Attribution.mode), col(Attribution.skill_key),
                   col(Attribution.weight), col(Attribution.attributed_by))
         .where(col(Attribution.version_id) == version_id)
-    )
+    ))
     c.attributions = {(q, m, k): (w, by) for q, m, k, w, by in rows}
     return c
 

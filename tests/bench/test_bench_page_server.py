@@ -14,8 +14,8 @@ pytestmark = pytest.mark.bench
 
 PAGES = [f"app_pages/{name}.py" for name in ("overview", "graph", "posteriors", "playground", "decisions")]
 TARGET_S = 1.0
-WHY_COLD = ("a first visit reads the version's evidence and content into the per-version caches (there is no stored "
-            "per-version count table yet); revisits are served from those caches")
+WHY_COLD = ("a first visit loads the version's content and stored evidence summary into the per-version caches; "
+            "revisits are served from those caches")
 
 
 @pytest.fixture(params=[1, 10], ids=["100k-rows", "1M-rows"])

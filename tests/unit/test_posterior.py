@@ -16,6 +16,23 @@ def test_mean_and_interval_match_scipy_on_a_grid():
     np.testing.assert_allclose(posterior.posterior_mean(a, b), stats.beta.mean(a, b))
 
 
+def test_shared_posteriors_are_computed_once_with_the_same_values_bit_for_bit():
+    """Large inputs go through the distinct (alpha, beta) pairs: the values equal the one-by-one computation, in
+    shape and to the bit, with repeats, a grid shape and a scalar beta broadcast."""
+    from scipy import special
+
+    rng = np.random.default_rng(3)
+    a = np.round(rng.uniform(0.5, 30, (40, 50)), 1)  # many repeats
+    b = np.round(rng.uniform(0.5, 30, (40, 50)), 1)
+    tail = (1.0 - 0.9) / 2.0  # as the function computes it (0.04999...)
+    lo, hi = posterior.credible_interval(a, b, 0.9)
+    assert lo.shape == hi.shape == a.shape and len(np.unique(a + 1j * b)) < a.size
+    np.testing.assert_array_equal(lo, special.betaincinv(a, b, tail))
+    np.testing.assert_array_equal(hi, special.betaincinv(a, b, 1.0 - tail))
+    lo, _ = posterior.credible_interval(a.ravel(), 2.0, 0.9)
+    np.testing.assert_array_equal(lo, special.betaincinv(a.ravel(), 2.0, tail))
+
+
 def test_hand_computed_values():
     # Beta(8, 4): mean 2/3; the known 95% interval (0.390, 0.891).
     assert posterior.posterior_mean(8, 4) == pytest.approx(2 / 3)
