@@ -147,6 +147,12 @@ def _m009_version_summaries(conn: Connection) -> None:
     SQLModel.metadata.create_all(conn, tables=[models.table_of(models.VersionSummary)])
 
 
+def _m010_learning_run_host(conn: Connection) -> None:
+    """The learning worker's host beside its pid: on another host only the heartbeat tells a dead worker."""
+    if "owner_host" not in {c["name"] for c in inspect(conn).get_columns("learning_run")}:
+        conn.execute(text("ALTER TABLE learning_run ADD COLUMN owner_host VARCHAR"))
+
+
 # Tables that joined the models after schema 1 with no step of their own: a database written by the first release
 # lacks them, and so does one that earlier releases then upgraded to the latest version.
 WITHOUT_A_STEP = (models.table_of(models.DecisionTrace), models.table_of(models.LlmCall))
@@ -168,6 +174,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
     (7, "compact decision log", _m007_compact_decisions),
     (8, "live validation runs: owner and heartbeat", _m008_live_run_owner),
     (9, "version evidence summaries", _m009_version_summaries),
+    (10, "learning runs: owner host", _m010_learning_run_host),
 ]
 LATEST = MIGRATIONS[-1][0]
 

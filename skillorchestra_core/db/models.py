@@ -304,6 +304,7 @@ class LearningRun(SQLModel, table=True):
     detail: str = ""
     cancel_requested: bool = False
     pid: Optional[int] = None
+    owner_host: Optional[str] = None  # the worker's host: its pid is only checked there
     version: Optional[int] = None
     report: dict = _json_dict()
     error: str = ""

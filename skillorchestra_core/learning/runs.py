@@ -21,7 +21,7 @@ from skillorchestra_core.db.models import LearningRun, key, utcnow
 from skillorchestra_core.errors import NotFound, StudioError
 from skillorchestra_core.handbook.store import get_version
 from skillorchestra_core.learning.pipeline import STAGES, LearnOptions
-from skillorchestra_core.processes import owner_gone
+from skillorchestra_core.processes import host, owner_gone
 
 RETRYABLE = ("interrupted", "failed", "cancelled")
 
@@ -46,7 +46,7 @@ def start_run(db_url: str | None, name: str, options: LearnOptions, actor: str =
     proc = subprocess.Popen([sys.executable, "-m", "skillorchestra_core.learning.worker", str(run_id)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env=env, start_new_session=True)
-    update(db_url, run_id, pid=proc.pid)
+    update(db_url, run_id, pid=proc.pid, owner_host=host())
     return run_id
 
 
@@ -68,7 +68,7 @@ def get_run(db_url: str | None, run_id: int) -> LearningRun:
         if run is None:
             raise NotFound(f"no learning run with id {run_id}")
         s.expunge(run)
-    if run.status in ("queued", "running") and owner_gone(run.pid, run.updated_at):
+    if run.status in ("queued", "running") and owner_gone(run.pid, run.updated_at, run.owner_host):
         run.status, run.error = "interrupted", "the worker process is gone; no version was written"
     return run
 

@@ -10,12 +10,12 @@ from skillorchestra_core.errors import StudioError
 from skillorchestra_core.learning import runs
 from skillorchestra_core.learning.pipeline import Cancelled, LearnOptions
 from skillorchestra_core.learning.run import run_learning
-from skillorchestra_core.processes import heartbeat
+from skillorchestra_core.processes import heartbeat, host
 
 
 def work(db_url: str | None, run_id: int) -> str:
     run = runs.get_run(db_url, run_id)
-    runs.update(db_url, run_id, status="running", pid=os.getpid())
+    runs.update(db_url, run_id, status="running", pid=os.getpid(), owner_host=host())
     with heartbeat(lambda: runs.update(db_url, run_id), "learning-heartbeat"):  # a stopped beat: a dead worker
         return _work(db_url, run)
 

@@ -2,6 +2,8 @@
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 from sqlalchemy import text
@@ -12,6 +14,7 @@ from skillorchestra_core.db.migrations import LATEST, upgrade
 from skillorchestra_core.learning import runs
 from skillorchestra_core.learning.pipeline import LearnOptions
 from skillorchestra_core.learning.worker import work
+from skillorchestra_core.processes import host
 
 TABLES = ("handbook_version", "skill", "mode", "agent", "attribution", "query", "trajectory", "evidence_batch",
           "version_batch", "audit_log", "llm_call")
@@ -57,6 +60,7 @@ def test_a_killed_worker_leaves_the_database_as_it_was(db_url):
         time.sleep(0.05)
         run = runs.get_run(db_url, run_id)
     assert run.status == "running" and run.version is None, run.error
+    assert run.owner_host == host()  # the worker says where its pid lives
     os.kill(run.pid, signal.SIGKILL)
     os.waitpid(run.pid, 0)
     after = runs.get_run(db_url, run_id)
@@ -64,6 +68,19 @@ def test_a_killed_worker_leaves_the_database_as_it_was(db_url):
     assert _counts(db_url) == before
     with get_engine(db_url).connect() as c:
         assert c.execute(text("PRAGMA integrity_check")).scalar_one() == "ok"
+
+
+def test_a_worker_on_another_host_is_judged_by_its_heartbeat_alone(db_url):
+    """A pid means nothing on another host: a run there with a fresh heartbeat is running, whatever this host's
+    process of that pid does; the same dead pid on this host makes it interrupted."""
+    _build(db_url)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that is dead here
+    run_id = runs.create_run(db_url, NAME, LearnOptions())
+    runs.update(db_url, run_id, status="running", pid=gone.pid, owner_host=f"not-{host()}")
+    assert runs.get_run(db_url, run_id).status == "running"
+    runs.update(db_url, run_id, owner_host=host())
+    assert runs.get_run(db_url, run_id).status == "interrupted"
 
 
 def test_the_learning_run_migration_tolerates_an_existing_table(db_url):
