@@ -127,8 +127,8 @@ def vega_spec(g: nx.DiGraph, selected: str | None = None, pos: Positions | None 
     lo, mid, hi = (c for _, c in MEAN_COLORSCALE)
     colour = {"field": "mean", "type": "quantitative", "title": "posterior mean",
               "scale": {"domain": [0, 0.5, 1], "range": [lo, mid, hi], "interpolate": "rgb"},
-              "legend": {"orient": "top", "direction": "horizontal", "gradientLength": 180, "format": ".2~f", "values": [0, 0.25, 0.5,
-                                                                                                      0.75, 1]}}
+              "legend": {"orient": "top", "direction": "horizontal", "gradientLength": 180, "format": ".2~f",
+                         "values": [0, 0.25, 0.5, 0.75, 1]}}
     layers: list[dict[str, Any]] = [
         {"name": "tree", "data": {"name": "tree"}, "encoding": rule_xy,
          "mark": {"type": "rule", "color": colours["tree"], "strokeWidth": 1, "tooltip": None, "aria": False},
