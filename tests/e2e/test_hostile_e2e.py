@@ -9,7 +9,7 @@ they are.
 
 from __future__ import annotations
 
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import hostile_data as H
 import pytest
@@ -110,8 +110,9 @@ def test_clicking_a_hostile_node_in_the_chart(hostile, guarded, wait_for_app):
     guarded.goto(_url(base, "graph"))
     wait_for_app(guarded)
     guarded.locator(f'{GRAPH} g.nodes_marks path[aria-label^="agent agent-a "]').click()
-    guarded.get_by_role("heading", name=f"Agent · {H.AGENT_A}").wait_for()
+    guarded.wait_for_url(lambda url: "node=agent" in url)
     wait_for_app(guarded)
+    assert parse_qs(urlsplit(guarded.url).query)["node"] == [f"agent:{H.AGENT_A}"]
     assert guarded.locator(f"{GRAPH} g.ring_marks path").count() == 1
     _check(guarded, H.HANDBOOK, f"Agent · {H.AGENT_A}")
 
