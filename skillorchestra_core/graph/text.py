@@ -105,7 +105,8 @@ KIND_STYLE = {
 }
 
 # Competence edges: a continuous colour scale of the posterior mean (red = weak, blue = strong; readable on a light
-# and a dark background), drawn in 10 bins of width 0.1 because a Plotly line trace has one colour.
+# and a dark background). The Vega-Lite view interpolates it continuously; DOT and pyvis edges take the colour of
+# their bin (10 bins of width 0.1).
 MEAN_COLORSCALE = [[0.0, "#d62728"], [0.5, "#f28e2b"], [1.0, "#1f6fb4"]]  # no near-white stop
 EDGE_BIN_COUNT = 10
 
