@@ -14,6 +14,7 @@ from app_pages.components.graph_data import (
 )
 from app_pages.components.graph_panel import render_legend, render_node_panel
 from skillorchestra_core.graph.render_dot import dot_source
+from skillorchestra_core.graph.render_vega import NODE_PARAM
 from skillorchestra_core.graph.text import md_escape
 
 CHART_KEY = "graph:chart"
@@ -40,9 +41,9 @@ if view.matches:
 left, right = st.columns([3, 2], gap="medium")
 with left:
     if controls.view == VIEWS[0]:
-        fig = graph_figure(data, controls.filter, node, theme_type())
-        st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=CHART_KEY,
-                        config={"displaylogo": False, "scrollZoom": True})
+        # Vega-Lite, not Plotly: the page draws without the 4.7 MB Plotly script (its page-draw budget)
+        st.vega_lite_chart(graph_figure(data, controls.filter, node, theme_type()), on_select="rerun",
+                           selection_mode=NODE_PARAM, key=CHART_KEY, width="stretch")
     elif controls.view == VIEWS[1]:
         from skillorchestra_core.graph.render_pyvis import pyvis_html  # 0.5 s to import: only for this view
 

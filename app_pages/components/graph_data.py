@@ -6,15 +6,16 @@ deployments with different databases never share entries.
 
 from __future__ import annotations
 
+from typing import Any
+
 import networkx as nx
-import plotly.graph_objects as go
 import streamlit as st
 
 from app_pages.components.context import current_selection
 from skillorchestra_core.db import session
 from skillorchestra_core.gc_pause import gc_paused
 from skillorchestra_core.graph.filters import GraphFilter, GraphView, apply_filter
-from skillorchestra_core.graph.render_plotly import plotly_figure
+from skillorchestra_core.graph.render_vega import NODE_PARAM, vega_spec
 from skillorchestra_core.graph.service import VersionData, load_version_data, version_graph, with_level
 from skillorchestra_core.learning.competence import PriorConfig
 from skillorchestra_core.settings import get_settings
@@ -89,16 +90,12 @@ def open_from_widget(key: str) -> None:
 
 
 def node_from_chart(chart_key: str) -> str | None:
-    """The node clicked in the Plotly chart `chart_key` (read before the chart is drawn, so the new selection is
-    highlighted in the same run); a new click wins over the URL, an unchanged selection leaves the URL alone."""
+    """The node clicked in the Vega-Lite chart `chart_key` (read before the chart is drawn, so the new selection is
+    highlighted in the same run); a new click wins over the URL, an unchanged selection leaves the URL alone.
+    The point selection NODE_PARAM arrives as `selection[NODE_PARAM]`: a list of {"id": node id} dicts."""
     event = st.session_state.get(chart_key) or {}
-    points = (event.get("selection") or {}).get("points") or []
-    ids = []
-    for p in points:
-        cd = p.get("customdata")
-        cd = cd[0] if isinstance(cd, (list, tuple)) and cd else cd
-        if isinstance(cd, str):
-            ids.append(cd)
+    points = (event.get("selection") or {}).get(NODE_PARAM) or []
+    ids = [p["id"] for p in points if isinstance(p, dict) and isinstance(p.get("id"), str)]
     seen_key = f"{chart_key}:seen"
     if ids and tuple(ids) != st.session_state.get(seen_key):
         st.session_state[seen_key] = tuple(ids)
@@ -117,9 +114,9 @@ def _view(url: str, handbook: str, version: int, prior_kind: str, strength: floa
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _figure(url: str, handbook: str, version: int, prior_kind: str, strength: float, flt: GraphFilter,
-            node: str | None, theme: str) -> go.Figure:
+            node: str | None, theme: str) -> dict[str, Any]:
     view = _view(url, handbook, version, prior_kind, strength, flt)
-    return plotly_figure(view.graph, selected=node if node in view.graph else None, theme=theme)
+    return vega_spec(view.graph, selected=node if node in view.graph else None, theme=theme)
 
 
 def filtered_view(data: VersionData, flt: GraphFilter) -> GraphView:
@@ -127,6 +124,7 @@ def filtered_view(data: VersionData, flt: GraphFilter) -> GraphView:
     return _view(db_url(), data.loaded.handbook_name, data.loaded.number, data.prior.kind, data.prior.strength, flt)
 
 
-def graph_figure(data: VersionData, flt: GraphFilter, node: str | None, theme: str) -> go.Figure:
+def graph_figure(data: VersionData, flt: GraphFilter, node: str | None, theme: str) -> dict[str, Any]:
+    """The Vega-Lite spec of the filtered graph (data in its "datasets"), cached per filter, node and theme."""
     return _figure(db_url(), data.loaded.handbook_name, data.loaded.number, data.prior.kind, data.prior.strength,
                    flt, node, theme)

@@ -117,7 +117,7 @@ def render_node_panel(data: VersionData, node: str | None, hidden_children: int 
 LEGEND = (
     "**Legend** · ■ blue square: mode · ● orange circle: skill (size: evidence queries; `(+N)`: N sub-skills "
     "collapsed) · ◆ green diamond: agent · grey lines: the skill tree · coloured lines: an agent's posterior mean "
-    "on the skill, on the colour bar's scale (red: weak, orange: middling, blue: strong; thicker is higher); hover "
+    "on the skill, on the legend's colour scale (red: weak, orange: middling, blue: strong; thicker is higher); hover "
     "an edge for the interval and n. Selected node: pink ring; search hits: dark ring."
 )
 

@@ -61,8 +61,41 @@ def edge_tooltip(g: nx.DiGraph, u: str, v: str) -> str:
             f"empirical {emp}, basis {e.get('basis', '')}")
 
 
-def node_tooltip_html(g: nx.DiGraph, node: str) -> str:
-    return "<br>".join(esc(line) for line in node_tooltip_lines(g, node))
+# Row names of a node's and an edge's tooltip table (raw text: the Vega-Lite tooltip escapes it). "title" is the
+# table's heading; never use "image", which the tooltip would load as an image URL.
+NODE_TIP_FIELDS = ("title", "node", "facts", "about", "best agents")
+EDGE_TIP_FIELDS = ("title", "posterior mean", "n", "empirical", "basis")
+
+
+def node_tooltip_fields(g: nx.DiGraph, node: str) -> dict[str, str]:
+    """One raw value per NODE_TIP_FIELDS ("–" where a kind has nothing to say): one set of rows for every kind,
+    because a chart layer has one tooltip definition."""
+    d = g.nodes[node]
+    kind = d["kind"]
+    out = {"title": f"{kind} {short(d.get('label', ''), 80)}", "node": str(node)}
+    if kind == MODE:
+        out["facts"] = f"{d.get('n_skills', 0)} skills"
+    elif kind == SKILL:
+        hidden = d.get("hidden_children") or 0
+        out["facts"] = f"mode {d['mode']} · {d.get('n_queries', 0)} evidence queries" + (
+            f" · {hidden} sub-skills collapsed" if hidden else "")
+        best = sorted(((v, e) for _, v, e in g.out_edges(node, data=True) if e.get("kind") == COMPETENCE),
+                      key=lambda ve: -ve[1]["mean"])[:3]
+        out["best agents"] = "; ".join(f"{g.nodes[v]['label']}: {fmt_interval(e)} n={e['n']:.0f}" for v, e in best)
+    elif kind == AGENT:
+        n_edges = sum(1 for _, _, e in g.in_edges(node, data=True) if e.get("kind") == COMPETENCE)
+        out["facts"] = (f"model {d.get('model', '') or '(none)'} · modes {', '.join(d.get('modes', ()))} · "
+                        f"{n_edges} skills shown")
+    out["about"] = short(d.get("description", ""), 160)
+    return {k: (out.get(k) or "–") for k in NODE_TIP_FIELDS}
+
+
+def edge_tooltip_fields(g: nx.DiGraph, u: str, v: str) -> dict[str, str]:
+    """One raw value per EDGE_TIP_FIELDS for the competence edge u -> v."""
+    e = g.edges[u, v]
+    return {"title": f"{g.nodes[v]['label']} on {g.nodes[u]['label']}", "posterior mean": fmt_interval(e),
+            "n": f"{e['n']:.1f}", "empirical": "unseen" if e.get("empirical_rate") is None else
+            f"{e['empirical_rate']:.2f}", "basis": str(e.get("basis", "") or "–")}
 
 
 KIND_STYLE = {
@@ -72,7 +105,8 @@ KIND_STYLE = {
 }
 
 # Competence edges: a continuous colour scale of the posterior mean (red = weak, blue = strong; readable on a light
-# and a dark background), drawn in 10 bins of width 0.1 because a Plotly line trace has one colour.
+# and a dark background). The Vega-Lite view interpolates it continuously; DOT and pyvis edges take the colour of
+# their bin (10 bins of width 0.1).
 MEAN_COLORSCALE = [[0.0, "#d62728"], [0.5, "#f28e2b"], [1.0, "#1f6fb4"]]  # no near-white stop
 EDGE_BIN_COUNT = 10
 

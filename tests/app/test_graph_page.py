@@ -1,20 +1,34 @@
-"""AppTest of the Graph page on the demo database: renders, filters change the figure, the node panel ranks agents."""
+"""AppTest of the Graph page on the demo database: renders, filters change the chart, the node panel ranks agents."""
 
 import json
 
 import pytest
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from skillorchestra_core.db import session
+from skillorchestra_core.graph.render_vega import NODE_PARAM
 from skillorchestra_core.graph.service import load_version_data
 
 PAGE = "app_pages/graph.py"
 CHART = "graph:chart"
 
 
-def _traces(at):
-    charts = at.get("plotly_chart")
-    assert charts, "no Plotly chart drawn"
-    return {t["name"]: t for t in json.loads(charts[0].proto.spec)["data"]}
+def _chart(at):
+    """(spec, {dataset name: DataFrame}) of the page's Vega-Lite chart, as the browser receives them."""
+    charts = at.get("vega_lite_chart")
+    assert charts, "no Vega-Lite chart drawn"
+    proto = charts[0].proto
+    return json.loads(proto.spec), {d.name: convert_arrow_bytes_to_pandas_df(d.data.data) for d in proto.datasets}
+
+
+def _nodes(at, kind):
+    nodes = _chart(at)[1]["nodes"]
+    return nodes[nodes["kind"] == kind]
+
+
+def _edges(at):
+    """The competence edges drawn (one row each)."""
+    return _chart(at)[1]["competence"]
 
 
 def _table(at, *columns):
@@ -25,8 +39,8 @@ def _table(at, *columns):
     raise AssertionError(f"no dataframe with columns {columns}")
 
 
-def _ids(at, trace):
-    return sorted(_traces(at)[trace]["customdata"])
+def _ids(at, kind):
+    return sorted(_nodes(at, kind)["id"])
 
 
 @pytest.mark.parametrize("handbook", ["demo-qa", "demo-agents"])
@@ -36,8 +50,11 @@ def test_graph_renders_every_demo_handbook(app_db, open_at, handbook):
     assert at.title[0].value == "Graph"
     with session(app_db) as s:
         c = load_version_data(s, handbook, None).loaded.content
-    assert len(_ids(at, "skills")) == len(c.skills)
-    assert _ids(at, "agents") == sorted(f"agent:{a}" for a in {n for n, _ in c.agents})
+    assert len(_ids(at, "skill")) == len(c.skills)
+    assert _ids(at, "agent") == sorted(f"agent:{a}" for a in {n for n, _ in c.agents})  # every agent is drawn
+    spec, _ = _chart(at)
+    assert at.get("vega_lite_chart")[0].proto.selection_mode == [NODE_PARAM]
+    assert spec["usermeta"] == {"embedOptions": {"renderer": "svg"}}
     assert any("showing" in cap.value for cap in at.caption)
 
 
@@ -54,41 +71,42 @@ def test_other_views(app_db, open_at, view):
 
 def test_mode_filter_changes_the_figure(app_db, open_at):
     at = open_at("demo-agents")
-    before = _ids(at, "skills")
+    before = _ids(at, "skill")
     at.multiselect(key="graph:modes:demo-agents").set_value(["code"]).run()
     assert not at.exception
-    after = _ids(at, "skills")
+    after = _ids(at, "skill")
     assert after and all(n.startswith("skill:code.") for n in after) and len(after) < len(before)
-    assert [m for m in _ids(at, "modes")] == ["mode:code"]
+    assert _ids(at, "mode") == ["mode:code"]
 
 
 def test_search_and_top_k_change_the_figure(app_db, open_at):
     at = open_at("demo-qa")
-    all_edges = sum(len([x for x in t["x"] if x is not None]) // 2 for n, t in _traces(at).items()
-                    if n.startswith("mean "))
+    all_edges = len(_edges(at))
     at.number_input(key="graph:top_k:demo-qa").set_value(1).run()
-    top1 = sum(len([x for x in t["x"] if x is not None]) // 2 for n, t in _traces(at).items()
-               if n.startswith("mean "))
-    assert top1 < all_edges
+    assert len(_edges(at)) < all_edges
     at.text_input(key="graph:q:demo-qa").set_value("arith").run()
     assert not at.exception
-    skills = _ids(at, "skills")
+    skills = _ids(at, "skill")
     assert "skill:answer.math.arithmetic" in skills and "skill:answer.math" in skills  # a hit and its parent
     assert len(skills) < 22
-    assert at.selectbox(key="graph:hit:demo-qa").options  # the search-hit picker
+    hits = [o.rsplit("(", 1)[1].rstrip(")") for o in at.selectbox(key="graph:hit:demo-qa").options
+            if o.endswith(")")]  # the search-hit picker: "name (node id)"
+    assert hits
+    nodes = _chart(at)[1]["nodes"]
+    assert set(nodes.query("stroke_w > 1")["id"]) == set(hits)  # every hit, and only hits, ringed
 
 
 def test_collapsing_and_expanding_a_subtree(app_db, open_at):
     at = open_at("demo-qa", **{"graph:depth:demo-qa": 0})
-    top = _ids(at, "skills")
+    top = _ids(at, "skill")
     assert top and all(n.count(".") == 1 for n in top)
-    assert any("(+" in t for t in _traces(at)["skills"]["text"])
+    assert any("(+" in t for t in _nodes(at, "skill")["label"])
     at.query_params["node"] = "skill:answer.math"
     at.run()
     at.button(key="graph:expand").click().run()
     assert not at.exception
-    assert "skill:answer.math.arithmetic" in _ids(at, "skills")
-    assert "skill:answer.code.python" not in _ids(at, "skills")
+    assert "skill:answer.math.arithmetic" in _ids(at, "skill")
+    assert "skill:answer.code.python" not in _ids(at, "skill")
 
 
 def _expected_ranking(db_url, handbook, skill):
@@ -109,12 +127,12 @@ def _ranking(at):
 
 def test_clicking_a_skill_opens_its_panel_with_agents_ranked(app_db, open_at):
     at = open_at("demo-qa")
-    at.session_state[CHART] = {"selection": {"points": [{"curve_number": 7, "point_number": 0, "point_index": 0,
-                                                         "customdata": "skill:answer.math"}],
-                                             "point_indices": [0], "box": [], "lasso": []}}
+    at.session_state[CHART] = {"selection": {NODE_PARAM: [{"id": "skill:answer.math"}]}}  # a click, as sent
     at.run()
     assert not at.exception
     assert at.query_params["node"] == "skill:answer.math"
+    nodes = _chart(at)[1]["nodes"]
+    assert list(nodes.loc[nodes["selected"], "id"]) == ["skill:answer.math"]  # ringed in the same run
     assert any(h.value.startswith("Skill · ") and "Math" in h.value for h in at.subheader)
     rows = _ranking(at)
     assert [name for name, *_ in rows] == _expected_ranking(app_db, "demo-qa", "answer.math")
@@ -137,48 +155,45 @@ def test_unknown_node_in_the_url_is_harmless(app_db, open_at):
     assert any("Click a node" in i.value for i in at.info)
 
 
-def _edges(at) -> int:
-    return sum(len([x for x in t["x"] if x is not None]) // 2 for n, t in _traces(at).items() if n.startswith("mean "))
-
-
 def test_every_agent_has_its_edges_by_default_and_thinning_says_what_it_hides(app_db, open_at):
     at = open_at("demo-agents")
     assert not at.exception
     with session(app_db) as s:
         comp = load_version_data(s, "demo-agents", None).competence
     leaves = {k for k in comp["skill"]}
-    drawn = _edges(at)
+    drawn = len(_edges(at))
     assert drawn >= len(comp[comp["skill"].isin(leaves)]) // 2  # all agents, not the top 3
-    hover = " ".join(_traces(at)["edge info"]["hovertext"])
-    assert "answer-3 on Long-context summary" in hover  # the planted weak edge, which top-3 used to hide
+    assert "answer-3 on Long-context summary" in set(_edges(at)["title"])  # the planted weak edge, which top-3 hid
     assert any("Every agent's competence edge" in c.value for c in at.caption)
     at.number_input(key="graph:top_k:demo-agents").set_value(1).run()
     assert not at.exception
     note = [c.value for c in at.caption if c.value.startswith("Hiding")][0].replace("\\", "")
-    assert f"Hiding {drawn - _edges(at)} of {drawn} competence edges" in note and "top 1 agents" in note
+    assert f"Hiding {drawn - len(_edges(at))} of {drawn} competence edges" in note and "top 1 agents" in note
     assert "No edge drawn for" in note
 
 
 def test_a_planted_weakness_is_visible(app_db, open_at):
     at = open_at("demo-agents")
-    weak = [t for n, t in _traces(at).items() if n.startswith("mean 0.")]
-    red = {n for n, t in _traces(at).items() if n.startswith(("mean 0.0", "mean 0.1", "mean 0.2", "mean 0.3"))
-           and [x for x in t["x"] if x is not None]}
-    assert weak and red, "no weak (red) competence edge drawn"
-    hovers = [h for h in _traces(at)["edge info"]["hovertext"] if h.startswith("answer-3 on ")]
-    long_ctx = [h for h in hovers if "Long-context" in h]
-    assert long_ctx and float(long_ctx[0].split("mean ")[1].split(" ")[0]) < 0.5
+    edges = _edges(at)
+    assert (edges["mean"] < 0.4).any(), "no weak (red) competence edge drawn"
+    long_ctx = edges[edges["title"].str.startswith("answer-3 on ") & edges["title"].str.contains("Long-context")]
+    assert len(long_ctx) and float(long_ctx["posterior mean"].iloc[0].split(" ")[0]) < 0.5
+    assert (long_ctx["mean"] < 0.5).all()
 
 
 def test_colour_scale_has_a_legend_and_labels_have_backgrounds(app_db, open_at):
     at = open_at("demo-qa")
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
-    bar = [t for t in spec["data"] if t.get("name") == "posterior mean"][0]
-    assert bar["marker"]["showscale"] is True and bar["marker"]["cmin"] == 0 and bar["marker"]["cmax"] == 1
-    labels = spec["layout"]["annotations"]
-    assert len(labels) == sum(len(t["customdata"]) for n, t in _traces(at).items() if n in ("modes", "skills",
-                                                                                                 "agents"))
-    assert all(a.get("bgcolor") for a in labels)
+    spec, data = _chart(at)
+    layers = {layer["name"]: layer for layer in spec["layer"]}
+    colour = layers["competence"]["encoding"]["color"]
+    assert colour["field"] == "mean" and colour["legend"]["values"] == [0, 0.25, 0.5, 0.75, 1]  # the gradient
+    assert colour["scale"]["domain"] == [0, 0.5, 1]
+    # every node's label is drawn twice: on a halo of the theme's background, then in ink
+    assert set(data["nodes"]["side"]) == {"left", "right"}
+    for side in ("left", "right"):
+        assert layers[f"halo_{side}"]["mark"]["stroke"] == layers[f"halo_{side}"]["mark"]["fill"] == "#ffffff"
+        assert layers[f"labels_{side}"]["encoding"]["text"] == {"field": "label"}
+    assert data["nodes"]["label"].str.len().gt(0).all()
 
 
 def test_node_panel_links_to_the_decisions_that_used_it(app_db, open_at):

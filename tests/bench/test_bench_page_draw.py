@@ -77,7 +77,7 @@ def _why(name: str, cold: dict[str, float], warm: dict[str, float]) -> str:
     cache = (f"with a warm browser cache it is {over:+.2f} s from the trivial page" if over <= BUDGET_S else
              f"also over with a warm browser cache ({over:+.2f} s)")
     if name.startswith("Graph"):
-        return f"its main view is a Plotly chart, whose 4.7 MB script costs about 2 s in a fresh browser; {cache}"
+        return f"its main view is a Vega-Lite chart drawn as SVG (one element per edge, node and label); {cache}"
     return f"front-end time on a shared machine (see the load); {cache}"
 
 

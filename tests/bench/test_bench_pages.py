@@ -80,8 +80,8 @@ def test_bench_graph_core_on_a_thousand_skills(large_db):
     from skillorchestra_core.db import session
     from skillorchestra_core.graph.filters import GraphFilter, apply_filter, default_depth
     from skillorchestra_core.graph.render_dot import dot_source
-    from skillorchestra_core.graph.render_plotly import plotly_figure
     from skillorchestra_core.graph.render_pyvis import pyvis_html
+    from skillorchestra_core.graph.render_vega import vega_spec
     from skillorchestra_core.graph.service import load_version_data, version_graph
 
     steps = {}
@@ -95,7 +95,7 @@ def test_bench_graph_core_on_a_thousand_skills(large_db):
     t = time.perf_counter()
     view = apply_filter(g, GraphFilter(depth=default_depth(g), top_k=3))
     steps["filter (collapsed, top-3)"] = time.perf_counter() - t
-    for name, fn in (("plotly figure", lambda: plotly_figure(view.graph).to_json()),
+    for name, fn in (("vega-lite spec", lambda: vega_spec(view.graph)),
                      ("pyvis html", lambda: pyvis_html(view.graph)), ("dot source", lambda: dot_source(view.graph))):
         t = time.perf_counter()
         fn()

@@ -196,10 +196,14 @@ def test_the_demo_script(open_context, app_server, warm_app, two_version_app, wa
     wait_for_app(pg)
     assert "node=agent" in pg.url
     _no_exception_no_truncation(pg, "graph", headline=False)
-    pg.locator(".js-plotly-plot .annotation-text").first.wait_for()
-    label_bg = pg.locator(".js-plotly-plot .annotation rect.bg").first.evaluate("r => getComputedStyle(r).fill")
-    dark_bg = sum(int(v) for v in re.findall(r"\d+", label_bg)[:3]) < 200
-    assert dark_bg == (theme == "dark"), label_bg  # the graph follows the theme
+    chart = '[data-testid="stVegaLiteChart"]'
+    pg.locator(f"{chart} g.labels_left_marks text").first.wait_for()
+    halo = pg.locator(f"{chart} g.halo_left_marks text").first.evaluate("t => getComputedStyle(t).stroke")
+    ink = pg.locator(f"{chart} g.labels_left_marks text").first.evaluate("t => getComputedStyle(t).fill")
+    dark_bg = sum(int(v) for v in re.findall(r"\d+", halo)[:3]) < 200
+    light_ink = sum(int(v) for v in re.findall(r"\d+", ink)[:3]) > 500
+    assert dark_bg == light_ink == (theme == "dark"), (halo, ink)  # labels and their backgrounds follow the theme
+    assert pg.locator(f"{chart} g.ring_marks path").count() == 1  # the linked agent is ringed
     screenshot(pg, f"demo-{theme}-graph")
     # back on the Playground through the navigation: the same result, inputs and headline (state kept)
     pg.locator('[data-testid="stSidebarNav"]').get_by_text("Playground", exact=True).click()

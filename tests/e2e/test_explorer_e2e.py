@@ -11,6 +11,10 @@ from urllib.parse import unquote
 import pytest
 
 PLOTLY = ".js-plotly-plot"
+VEGA = '[data-testid="stVegaLiteChart"]'
+NODES = f"{VEGA} g.nodes_marks path"  # the Graph's node symbols (its Vega-Lite layer "nodes", drawn as SVG)
+LABELS = f"{VEGA} g.labels_left_marks text, {VEGA} g.labels_right_marks text"
+TOOLTIP = "#vg-tooltip-element"
 CANVAS_PIXELS = """c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
     let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }"""
 
@@ -20,11 +24,17 @@ def _open(page, app_server, wait_for_app, path: str) -> None:
     wait_for_app(page)
 
 
-def _node_trace(page, name: str):
-    """The Plotly trace group of the graph's node trace `name` (modes, skills, agents: the last three traces)."""
-    order = {"modes": 3, "skills": 2, "agents": 1}[name]
-    traces = page.locator(f"{PLOTLY} .scatterlayer .trace")
-    return traces.nth(traces.count() - order)
+def _nodes(page, kind: str):
+    """The graph's node symbols of one kind (each symbol's aria-label is "<kind> <label> (<node id>)")."""
+    return page.locator(f'{NODES}[aria-label^="{kind} "]')
+
+
+def _inside(page, locator) -> bool:
+    """Every element of `locator` is drawn inside the chart's SVG (not cut off at its edge)."""
+    return locator.evaluate_all("""(els, svg) => els.every(e => { const b = e.getBoundingClientRect();
+        const c = document.querySelector(svg).getBoundingClientRect();
+        return b.width > 0 && b.left >= c.left - 1 && b.right <= c.right + 1 && b.top >= c.top - 1
+               && b.bottom <= c.bottom + 1; })""", f"{VEGA} svg.marks")
 
 
 def _choose_view(page, name: str) -> None:
@@ -40,27 +50,42 @@ def test_overview_loads(page, app_server, wait_for_app, screenshot):
 def test_graph_page_draws(page, app_server, wait_for_app, screenshot):
     _open(page, app_server, wait_for_app, "/graph?handbook=demo-qa")
     page.get_by_role("heading", name="Graph").wait_for()
-    page.locator(f"{PLOTLY} .scatterlayer .trace").first.wait_for()
-    assert page.locator(f"{PLOTLY} .scatterlayer .trace").count() >= 6
-    assert _node_trace(page, "skills").locator("path.point").count() >= 7
-    assert _node_trace(page, "agents").locator("path.point").count() == 6
-    assert page.locator(f"{PLOTLY} .annotation-text").count() > 10  # node labels are drawn
+    page.locator(NODES).first.wait_for()
+    assert page.locator(PLOTLY).count() == 0 and page.locator(f"{VEGA} svg.marks").count() == 1  # no Plotly
+    assert _nodes(page, "skill").count() >= 7
+    agents = _nodes(page, "agent")
+    assert agents.count() == 6 and _inside(page, agents)  # every agent drawn, none cut off
+    right = page.locator(f"{VEGA} g.labels_right_marks text")
+    assert right.count() == 6 and _inside(page, right)  # every agent's label, whole
+    assert page.locator(LABELS).count() > 10  # node labels are drawn
+    assert page.locator(f"{VEGA} g.competence_marks line").count() >= 6 * 11  # every agent's edges
+    legend = page.locator(f"{VEGA} .role-legend")
+    assert legend.locator(".role-legend-title text").all_text_contents() == ["posterior mean"]
+    assert legend.locator(".role-legend-label text").count() == 5  # the gradient's ticks 0 ... 1
     screenshot(page, "graph")
 
 
-def test_clicking_a_plotly_node_opens_its_panel(page, app_server, wait_for_app, screenshot):
+def test_clicking_a_node_opens_its_panel(page, app_server, wait_for_app, screenshot):
     _open(page, app_server, wait_for_app, "/graph?handbook=demo-qa")
-    point = _node_trace(page, "skills").locator("path.point").first
+    point = page.locator(f'{NODES}[aria-label$="(skill:answer.math)"]')
     point.wait_for()
+    point.hover()  # its tooltip: the node's facts
+    page.locator(TOOLTIP).get_by_text("skill:answer.math", exact=True).wait_for()
     box = point.bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.get_by_role("heading", name=re.compile(r"^Skill · ")).wait_for()
+    page.get_by_role("heading", name="Skill · Mathematics").wait_for()
     wait_for_app(page)
-    assert "node=skill" in unquote(page.url)
+    assert "node=skill:answer.math" in unquote(page.url)
+    page.locator(f"{VEGA} g.ring_marks path").wait_for()  # the selected node's ring
     page.get_by_text("Agents ranked by posterior mean").wait_for()
     ranking = page.locator('[data-testid="stMarkdownContainer"] ol').first  # agents ranked, as wrapping text
     assert ranking.locator("li").count() == 6
     screenshot(page, "graph-node-panel")
+    # a second click, on an agent, moves the panel and the ring
+    _nodes(page, "agent").first.click()
+    page.get_by_role("heading", name=re.compile(r"^Agent · ")).wait_for()
+    wait_for_app(page)
+    assert "node=agent:" in unquote(page.url)
 
 
 def test_shared_url_opens_the_node(page, app_server, wait_for_app):
@@ -112,8 +137,14 @@ def test_posteriors_page_draws_its_plots(page, app_server, wait_for_app, screens
 def test_markup_in_a_skill_name_renders_as_text(page, app_server, wait_for_app, screenshot, escape_probe):
     hb, label_text = escape_probe.handbook, escape_probe.label
     _open(page, app_server, wait_for_app, f"/graph?handbook={hb}")
-    label = page.locator(f"{PLOTLY} .annotation-text", has_text=label_text)
+    label = page.locator(LABELS, has_text=label_text)
     label.first.wait_for()
+    assert label.first.text_content() == label_text  # SVG text: the markup is the label
+    # its tooltip: the name as text (the tooltip escapes it), no element made of it
+    page.locator(f'{NODES}[aria-label$="(skill:{escape_probe.skill})"]').hover()
+    tooltip = page.locator(TOOLTIP)
+    tooltip.get_by_text(f"skill {label_text}").wait_for()
+    assert tooltip.locator("img").count() == 0 and "<img" not in tooltip.inner_html().replace("&lt;img", "")
     # Open its panel through the URL and through the Explore view: still text, no image element, no alert.
     skill = f"skill:{escape_probe.skill}"
     _open(page, app_server, wait_for_app, f"/graph?handbook={hb}&node={skill}")
@@ -163,7 +194,7 @@ def large_app(launch_app, warm_up, tmp_path_factory):
 def test_a_thousand_skills_stay_readable(page, large_app, wait_for_app, screenshot):
     _open(page, large_app, wait_for_app, "/graph?handbook=synthetic-large")
     page.get_by_text(re.compile(r"showing \d+ of 1000 skills")).wait_for()
-    shown = _node_trace(page, "skills").locator("path.point").count()
+    shown = _nodes(page, "skill").count()
     assert 5 <= shown <= 120, shown  # collapsed to the top level, not a hairball
     screenshot(page, "graph-1000-skills")
     box = page.get_by_label("Search skills and agents")

@@ -9,10 +9,12 @@ they are.
 
 from __future__ import annotations
 
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import hostile_data as H
 import pytest
+
+from skillorchestra_core.graph.text import short
 
 # Links, images and frames whose target is a host named in the data (same-origin links may carry names in their
 # query string, URL-encoded, and are fine).
@@ -23,6 +25,7 @@ OFF_ORIGIN_ELEMENTS = """() => [...document.querySelectorAll('a[href], img[src],
     .map(e => e.outerHTML.slice(0, 200))"""
 # What a reader sees: the page's text without the invisible joiners that keep URLs from becoming links.
 VISIBLE_TEXT = "() => document.body.innerText.replace(/\\u2060/g, '')"
+GRAPH = '[data-testid="stVegaLiteChart"]'
 
 
 @pytest.fixture(scope="module")
@@ -94,15 +97,29 @@ def test_graph_node_panels(hostile, guarded, wait_for_app, node):
                       "mode": (f"mode:{H.MODE}", f"Mode · {H.MODE}")}[node]
     guarded.goto(_url(base, "graph", node=ident))
     wait_for_app(guarded)
-    guarded.locator(".js-plotly-plot").first.wait_for()
+    guarded.locator(f"{GRAPH} g.nodes_marks path").first.wait_for()
     for expander in guarded.locator('[data-testid="stMain"] [data-testid="stExpander"] summary').all()[1:]:
         expander.click()  # the panel's Examples, Provenance or Insights (the first one is "More filters")
     wait_for_app(guarded)
     _check(guarded, H.HANDBOOK, heading, *([H.QUERY] if node == "skill" else []))
 
 
-# What each view draws the hostile skill's label with: Plotly annotations, the SVG of the DOT view, vis-network's
-# canvas (its tooltip is a div filled with innerText, read by hovering the node).
+def test_clicking_a_hostile_node_in_the_chart(hostile, guarded, wait_for_app):
+    """A click carries the node id (markup and all) through the chart's selection into the URL and the panel."""
+    base, _ = hostile
+    guarded.goto(_url(base, "graph"))
+    wait_for_app(guarded)
+    guarded.locator(f'{GRAPH} g.nodes_marks path[aria-label^="agent agent-a "]').click()
+    guarded.wait_for_url(lambda url: "node=agent" in url)
+    wait_for_app(guarded)
+    assert parse_qs(urlsplit(guarded.url).query)["node"] == [f"agent:{H.AGENT_A}"]
+    assert guarded.locator(f"{GRAPH} g.ring_marks path").count() == 1
+    _check(guarded, H.HANDBOOK, f"Agent · {H.AGENT_A}")
+
+
+# What each view draws the hostile skill's label with: SVG text in the Vega-Lite chart (its tooltip is a table the
+# tooltip handler fills with escaped text, read by hovering the node), the SVG of the DOT view, vis-network's canvas
+# (its tooltip is a div filled with innerText, read by hovering the node).
 LABEL_START = H.TASKS[0][:39]  # labels are cut at 40 characters, tooltips at 80
 
 
@@ -114,9 +131,11 @@ def test_graph_views(hostile, guarded, wait_for_app, view):
     guarded.locator('[data-testid="stMain"]').get_by_text(view, exact=True).click()
     wait_for_app(guarded)
     if view == "Clickable":
-        labels = guarded.locator(".js-plotly-plot .annotation-text")
+        labels = guarded.locator(f"{GRAPH} g.labels_left_marks text")
         labels.first.wait_for()
-        drawn = labels.all_text_contents()
+        drawn = labels.all_text_contents() + [_hover_vega_node(guarded, keys[1])]
+        agents = guarded.locator(f"{GRAPH} g.labels_right_marks text").all_text_contents()
+        assert sorted(agents) == sorted([short(H.AGENT_A), short(H.AGENT_B)])  # both agents, their names as text
     elif view == "Hierarchy (DOT)":
         svg = guarded.locator('[data-testid="stGraphVizChart"] svg')
         svg.wait_for()
@@ -151,6 +170,16 @@ def test_graph_search_and_filters(hostile, guarded, wait_for_app):
         _check(guarded)
         guarded.keyboard.press("Escape")
         assert any(H.TASKS[0] in t or H.MODE in t or H.AGENT_A in t for t in shown), (picker, shown)
+
+
+def _hover_vega_node(pg, key: str) -> str:
+    """Hover the skill's node in the Vega-Lite chart; its tooltip's text (none of it made into elements)."""
+    quoted = '"' + f"(skill:{key})".replace("\\", "\\\\").replace('"', '\\"') + '"'  # a CSS string
+    pg.locator(f"{GRAPH} g.nodes_marks path[aria-label$={quoted}]").hover()
+    tooltip = pg.locator("#vg-tooltip-element.visible")
+    tooltip.wait_for()
+    assert tooltip.locator("img, script, a").count() == 0
+    return tooltip.inner_text()
 
 
 def _hover_vis_node(pg, key: str) -> str:

@@ -1,4 +1,4 @@
-"""Renderers: Plotly figure (clickable ids), pyvis HTML (offline, no CDN), DOT; every name escaped."""
+"""Renderers: Vega-Lite spec (clickable ids), pyvis HTML (offline, no CDN), DOT; every name escaped."""
 
 import json
 import re
@@ -8,8 +8,8 @@ import pytest
 from skillorchestra_core.evidence.ingest import OutcomeRow, ingest_outcomes
 from skillorchestra_core.graph.filters import GraphFilter, apply_filter
 from skillorchestra_core.graph.render_dot import dot_source
-from skillorchestra_core.graph.render_plotly import NODE_TRACES, plotly_figure
 from skillorchestra_core.graph.render_pyvis import pyvis_html
+from skillorchestra_core.graph.render_vega import NODE_LAYER, NODE_PARAM, vega_spec
 from skillorchestra_core.graph.service import load_version_data, version_graph
 from skillorchestra_core.graph.text import esc, md_escape
 
@@ -34,24 +34,75 @@ def _skill_with(g, name):
     return next(n for n, d in g.nodes(data=True) if d["kind"] == "skill" and d["label"] == name)
 
 
-def test_plotly_figure_nodes_are_clickable_by_id(g):
-    fig = plotly_figure(g, selected=_skill_with(g, XSS))
-    spec = json.loads(fig.to_json())
-    by_name = {t["name"]: t for t in spec["data"]}
-    assert set(NODE_TRACES.values()) <= set(by_name)
-    assert sorted(by_name["skills"]["customdata"]) == sorted(n for n in g if n.startswith("skill:"))
-    assert sorted(by_name["agents"]["customdata"]) == ["agent:a<b>", "agent:href-agent"]
-    assert spec["layout"]["clickmode"] == "event+select"
+def _layers(spec):
+    return {layer["name"]: layer for layer in spec["layer"]}
 
 
-def test_plotly_escapes_labels_and_tooltips(g):
-    blob = plotly_figure(g).to_json()
-    spec = json.loads(blob)
-    texts = [t for trace in spec["data"] for key in ("text", "hovertext") for t in (trace.get(key) or [])]
-    assert texts
-    assert not any("<img" in t or "<b>" in t for t in texts if isinstance(t, str))
-    assert any(esc(XSS) in t for t in texts)
-    assert any("a&lt;b&gt;" in t for t in texts)
+def _spec_without_data(spec) -> str:
+    return json.dumps({k: v for k, v in spec.items() if k != "datasets"})
+
+
+def test_vega_nodes_are_clickable_by_id(g):
+    selected = _skill_with(g, XSS)
+    spec = vega_spec(g, selected=selected)
+    nodes = spec["datasets"]["nodes"]
+    assert sorted(nodes["id"]) == sorted(g.nodes)
+    assert sorted(nodes.loc[nodes["kind"] == "agent", "id"]) == ["agent:a<b>", "agent:href-agent"]
+    node_layer = _layers(spec)[NODE_LAYER]
+    assert node_layer["params"] == [{"name": NODE_PARAM, "select": {"type": "point", "fields": ["id"], "on": "click"}}]
+    assert list(nodes.loc[nodes["selected"], "id"]) == [selected]  # the ring layer draws these
+    assert _layers(spec)["ring"]["transform"] == [{"filter": "datum.selected"}]
+    assert spec["usermeta"] == {"embedOptions": {"renderer": "svg"}}  # drawn points a browser test can click
+    # modes, skills and agents differ in shape
+    assert dict(zip(nodes["kind"], nodes["shape"])) == {"mode": "square", "skill": "circle", "agent": "diamond"}
+
+
+def test_vega_names_go_in_as_data_only(g):
+    """Vega draws labels as SVG text and its tooltip escapes values: names go in raw (HTML-escaping them would show
+    "&lt;" on screen), and only as data, never into the spec's expressions, field names or title rows."""
+    spec = vega_spec(g, title=XSS)
+    nodes = spec["datasets"]["nodes"]
+    assert XSS in set(nodes["label"]) and "a<b>" in set(nodes["label"])
+    blob = json.dumps({k: df.to_dict("records") for k, df in spec["datasets"].items()}, ensure_ascii=False)
+    assert "&lt;" not in blob and "&amp;" not in blob and "&quot;" not in blob
+    assert any(XSS in t for t in nodes["title"]) and any('say "hi"' in t for t in nodes["about"].tolist()
+                                                             + nodes["title"].tolist())
+    edges = spec["datasets"]["competence"]
+    assert any(t.startswith("a<b> on ") for t in edges["title"])
+    outside = _spec_without_data({**spec, "title": None})
+    assert "<img" not in outside and "a<b>" not in outside and "say" not in outside
+    assert spec["title"] == XSS  # a chart title is drawn as text too
+    tooltip_rows = [t["title"] for layer in spec["layer"] for t in layer.get("encoding", {}).get("tooltip", [])]
+    assert tooltip_rows and "image" not in tooltip_rows  # a row named "image" would be loaded as an image URL
+    defs = [d for layer in spec["layer"] for ch in layer.get("encoding", {}).values()
+            for d in (ch if isinstance(ch, list) else [ch])]
+    assert {d["field"] for d in defs if "field" in d} <= set(nodes.columns) | set(edges.columns)
+
+
+def test_vega_edges_have_a_continuous_scale_with_a_legend_and_tooltips(g):
+    spec = vega_spec(g)
+    comp = _layers(spec)["competence"]["encoding"]
+    assert comp["color"]["field"] == "mean" and comp["color"]["type"] == "quantitative"
+    assert comp["color"]["scale"]["domain"] == [0, 0.5, 1] and comp["color"]["legend"]["values"][-1] == 1
+    assert comp["strokeWidth"]["scale"]["range"][0] < comp["strokeWidth"]["scale"]["range"][1]  # stronger: thicker
+    edges = spec["datasets"]["competence"]
+    assert len(edges) == sum(1 for *_, d in g.edges(data=True) if d["kind"] == "competence")
+    assert list(edges["mean"]) == sorted(edges["mean"])  # strong edges drawn last, on top
+    assert "edge_info" in _layers(spec) and "tooltip" in comp
+
+
+def test_vega_size_caps(g, monkeypatch):
+    import skillorchestra_core.graph.render_vega as rv
+
+    monkeypatch.setattr(rv, "MAX_EDGE_HOVERS", 0)
+    monkeypatch.setattr(rv, "MAX_LABEL_BACKGROUNDS", 1)
+    monkeypatch.setattr(rv, "MAX_SVG_MARKS", 1)
+    spec = vega_spec(g)
+    names = set(_layers(spec))
+    assert "edge_info" not in names and "tooltip" not in _layers(spec)["competence"]["encoding"]
+    assert "title" not in spec["datasets"]["competence"].columns
+    assert not {"halo_left", "halo_right"} & names and {"labels_left", "labels_right", NODE_LAYER} <= names
+    assert spec["usermeta"]["embedOptions"]["renderer"] == "canvas"
 
 
 @pytest.mark.parametrize("assets", ["static", "inline"])
@@ -98,10 +149,10 @@ def test_dot_source_quotes_and_escapes(g):
 
 def test_filtered_views_render(g):
     view = apply_filter(g, GraphFilter(search="say", depth=0))
-    assert plotly_figure(view.graph).data
+    assert len(vega_spec(view.graph)["datasets"]["nodes"])
     assert "digraph" in dot_source(view.graph)
     empty = apply_filter(g, GraphFilter(search="no such thing"))
-    assert plotly_figure(empty.graph).data
+    assert vega_spec(empty.graph)["layer"]
 
 
 def test_md_escape_neutralises_markdown_and_directives():
@@ -110,11 +161,14 @@ def test_md_escape_neutralises_markdown_and_directives():
 
 
 def test_renderers_follow_the_theme(g):
-    light, dark = plotly_figure(g, theme="light"), plotly_figure(g, theme="dark")
-    assert {a.bgcolor for a in light.layout.annotations} == {"rgba(255,255,255,0.85)"}
-    assert {a.bgcolor for a in dark.layout.annotations} == {"rgba(14,17,23,0.85)"}
-    assert {a.font.color for a in dark.layout.annotations} == {"#fafafa"}
-    assert light.layout.plot_bgcolor is None  # the Streamlit theme paints the background
+    light, dark = _layers(vega_spec(g, theme="light")), _layers(vega_spec(g, theme="dark"))
+    for side in ("left", "right"):  # each label sits on a halo of the theme's background colour
+        assert light[f"halo_{side}"]["mark"]["stroke"] == "#ffffff"
+        assert light[f"labels_{side}"]["mark"]["fill"] == "#31333f"
+        assert dark[f"halo_{side}"]["mark"]["stroke"] == "#0e1117"
+        assert dark[f"labels_{side}"]["mark"]["fill"] == "#fafafa"
+    assert light["tree"]["mark"]["color"] != dark["tree"]["mark"]["color"]
+    assert "background" not in vega_spec(g, theme="dark")  # the Streamlit theme paints the background
     assert "#0e1117" in pyvis_html(g, theme="dark") and "#0e1117" not in pyvis_html(g, theme="light")
     assert 'bgcolor="transparent"' in dot_source(g, theme="dark")
 
