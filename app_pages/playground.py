@@ -7,7 +7,14 @@ import streamlit as st
 from app_pages.components.context import current_selection, open_session
 from app_pages.components.feedback import feedback_buttons
 from app_pages.components.links import step_links
-from app_pages.components.playground_inputs import Request, lambda_slider, query_input, settings_inputs
+from app_pages.components.playground_inputs import (
+    Request,
+    lambda_slider,
+    query_input,
+    remember_inputs,
+    restore_inputs,
+    settings_inputs,
+)
 from app_pages.components.presenter import hide_chrome, presenter_toggle, stage, sweep
 from app_pages.components.trace_view import download_trace, md, render_header, render_step, render_trace
 from skillorchestra_core.errors import ReadOnlyDatabase
@@ -34,12 +41,14 @@ with open_session() as s:
     examples = evidence_queries(s, sel.handbook)
     versions = [v.number for v in list_versions(s, sel.handbook)][::-1]
 routers = router_choices()
+restore_inputs()
 query = query_input(examples, big)
 with st.expander("Routing settings", expanded=not big):
     st.caption(md(f"Handbook {sel.handbook} v{sel.version} (pick another in the sidebar)."))
     router, execute, cost_unit, runs = settings_inputs(routers, versions, sel.version,
                                                        executions(get_settings().llm_backend))
 lam = lambda_slider()
+remember_inputs()
 request = Request(sel.handbook, sel.version, query, router, cost_unit, execute, tuple(runs))
 clicked = st.button("Route", type="primary", key="pg:route", shortcut="Ctrl+Enter", help="Ctrl+Enter")
 result = st.session_state.get("pg:result")

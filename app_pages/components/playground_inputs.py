@@ -7,11 +7,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from skillorchestra_core.routing.compare import Run, compare_runs
 from skillorchestra_core.routing.utility import COST_UNIT_HELP
 
 KEEP: dict[str, Any] = {"bind": "query-params", "persist_state": "session"}
+BOUND = ("q", "router", "lam", "cost", "exec", "compare", "router2", "v2")  # the URL names of the inputs above
+_LAST = "pg:inputs"  # the inputs as the last Playground run left them
+_RESTORED = "pg:restored"
 # Bound widgets put their shown option in the URL, so the options are the short words themselves.
 COMPARE = {"nothing": "none", "another router": "router", "another version": "version"}
 
@@ -28,6 +32,28 @@ class Request:
 
     def key(self) -> tuple:
         return (self.handbook, self.version, self.query.strip(), self.cost_unit, self.execute, self.runs)
+
+
+def restore_inputs() -> None:
+    """Before the inputs are drawn: a Playground URL that lost every input parameter while this session still has
+    them gets the inputs back, and with them the URL to share. Streamlit 1.67 lets the URL win on history navigation
+    (a missing parameter resets its widget), and the browser's Back from a page link lands on an intermediate entry
+    that holds the other page's parameters; so the values are set and the page reruns once, as a plain rerun."""
+    last = st.session_state.get(_LAST)
+    if st.session_state.pop(_RESTORED, False) or not last or any(name in st.query_params for name in BOUND):
+        return
+    ctx = get_script_run_ctx()
+    if ctx is not None and not getattr(ctx, "is_history_navigation", True):
+        return  # a page switch: persist_state keeps the inputs by itself
+    for name, value in last.items():
+        st.session_state[name] = value
+    st.session_state[_RESTORED] = True  # once: the rerun must not restore again
+    st.rerun()
+
+
+def remember_inputs() -> None:
+    """After the inputs are drawn: the values the URL holds (those off their defaults), for `restore_inputs`."""
+    st.session_state[_LAST] = {name: st.session_state[name] for name in BOUND if name in st.query_params}
 
 
 def _use_example() -> None:
