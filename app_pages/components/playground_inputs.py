@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from skillorchestra_core.routing.compare import Run, compare_runs
 from skillorchestra_core.routing.utility import COST_UNIT_HELP
@@ -38,13 +37,11 @@ def restore_inputs() -> None:
     """Before the inputs are drawn: a Playground URL that lost every input parameter while this session still has
     them gets the inputs back, and with them the URL to share. Streamlit 1.67 lets the URL win on history navigation
     (a missing parameter resets its widget), and the browser's Back from a page link lands on an intermediate entry
-    that holds the other page's parameters; so the values are set and the page reruns once, as a plain rerun."""
+    that holds the other page's parameters; so the values are set and the page reruns once, as a plain rerun (a
+    sidebar switch to the Playground takes that one rerun too: no public API tells the two apart)."""
     last = st.session_state.get(_LAST)
     if st.session_state.pop(_RESTORED, False) or not last or any(name in st.query_params for name in BOUND):
         return
-    ctx = get_script_run_ctx()
-    if ctx is not None and not getattr(ctx, "is_history_navigation", True):
-        return  # a page switch: persist_state keeps the inputs by itself
     for name, value in last.items():
         st.session_state[name] = value
     st.session_state[_RESTORED] = True  # once: the rerun must not restore again

@@ -22,6 +22,14 @@ DETAILS = ("Utility chart", "Lambda path", "Per-skill contributions")
 CANDIDATE_COLUMNS = {"": st.column_config.TextColumn("role", width=90, pinned=True),
                      "agent": st.column_config.TextColumn("agent", width="medium", pinned=True)}
 
+# Side by side, a column is ~370 px at 1280: the columns that decide (in the router's order; the headline names the
+# roles).
+COMPACT_COLUMNS = ["agent", "utility", "mean", "cost (USD)"]
+
+
+def _usd(value) -> str:
+    return "-" if value is None or value != value else f"{value:.6f}"  # value != value: NaN
+
 
 def md(text) -> str:
     """Data as literal text for st.markdown and friends (no markup, no link, no image)."""
@@ -97,8 +105,12 @@ def render_step(step: StepTrace, lam: float, key: str, compact: bool = False, ro
         _choice(step, at)
         if links is not None:
             links(step, at)
-        st.dataframe(candidates_frame(step, lam, routed_lam), hide_index=True, width="stretch",
-                     column_config=CANDIDATE_COLUMNS)
+        table = candidates_frame(step, lam, routed_lam)
+        if compact:  # a side-by-side column: a static table (no grid to load and draw), costs as the headline shows
+            small = table[COMPACT_COLUMNS].assign(**{"cost (USD)": table["cost (USD)"].map(_usd)})
+            st.table(small, hide_index=True, border="horizontal")
+        else:
+            st.dataframe(table, hide_index=True, width="stretch", column_config=CANDIDATE_COLUMNS)
         shown = st.segmented_control("Detail", DETAILS, key=f"{key}:detail", default=None,
                                      label_visibility="collapsed")  # charts on demand: a light first draw
         if shown == DETAILS[0]:

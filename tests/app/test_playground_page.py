@@ -97,6 +97,14 @@ def test_compare_two_routers_side_by_side_and_export(app_db, open_at):
     assert len(at.session_state["pg:result"]["traces"]) == 2
     assert any("Cheapest" in m.value for m in at.markdown)
     assert sum(b.label == "Export trace (JSON)" for b in at.get("download_button")) == 2
+    # side by side: each step's candidates as a static table of the deciding columns, the choice first
+    tables = [t.value for t in at.table]
+    assert len(tables) == 2 and not at.dataframe
+    for table, trace in zip(tables, at.session_state["pg:result"]["traces"]):
+        step = json.loads(trace)["steps"][0]
+        assert list(table.columns) == ["agent", "utility", "mean", "cost (USD)"]
+        assert table.iloc[0]["agent"] == step["chosen"]  # in the router's own order
+        assert table["cost (USD)"].str.fullmatch(r"\d+\.\d{6}|-").all()
 
 
 def test_same_router_twice_cannot_crash(app_db, open_at):
