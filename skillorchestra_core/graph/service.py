@@ -15,7 +15,6 @@ from skillorchestra_core.handbook.store import LoadedVersion, load_version
 from skillorchestra_core.learning.competence import PriorConfig, ancestor_pairs, competence_from_counts
 from skillorchestra_core.learning.content_frames import ContentFrames, content_frames
 from skillorchestra_core.learning.evidence_summary import EvidenceSummary, version_summary
-from skillorchestra_core.learning.profile import VersionFrames
 
 CREDIBLE_LEVELS = (0.5, 0.8, 0.9, 0.95, 0.99)
 
@@ -42,7 +41,7 @@ class VersionData:
 def load_version_data(s: Session, handbook: str, version: int | None, prior: PriorConfig | None = None,
                       level: float = 0.95) -> VersionData:
     prior = prior or PriorConfig()
-    with gc_paused():
+    with gc_paused():  # a version summed on read (made before schema 9) reads every trajectory: see gc_pause
         loaded = load_version(s, handbook, version)
         frames = content_frames(loaded.content)
         summary = version_summary(s.connection(), loaded.version_id, loaded.content, frames)
@@ -63,7 +62,7 @@ def with_level(data: VersionData, level: float, prior: PriorConfig | None = None
     return replace(data, competence=_competence(data.frames, data.summary, prior, level), prior=prior, level=level)
 
 
-def queries_per_skill(frames: ContentFrames | VersionFrames) -> dict[str, int]:
+def queries_per_skill(frames: ContentFrames) -> dict[str, int]:
     """Distinct evidence queries per skill, a parent counting its subtree's."""
     if frames.attributions.empty or frames.skills.empty:
         return {}
