@@ -1,10 +1,13 @@
 """Review decisions, each one transaction: a compare-and-set on the candidate, the new handbook version (for an
 approval), and an audit row with before and after. Two reviewers deciding at once: the first wins; the other gets
-"already <status> by <who> at <when>" and nothing of theirs is written."""
+"already <status> by <who> at <when>" and nothing of theirs is written. A candidate carried forward to a newer
+version under a decision (another approval moved the handbook on) is read again and decided there; with the row
+version the reviewer saw, they are told it changed instead."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 from sqlalchemy import update
 from sqlmodel import Session, col
@@ -36,6 +39,18 @@ def _decided_message(row: RefinementCandidate) -> str:
     return f"candidate #{row.id} was already {row.status} by {row.decided_by} at {when}"
 
 
+class _CarriedForward(Exception):
+    """The compare-and-set lost to a carry-forward: the candidate is still pending, on a newer version."""
+
+
+_ATTEMPTS = 5
+
+
+def _changed_message(candidate_id: int) -> str:
+    return (f"candidate #{candidate_id} changed since you saw it (new proposal or handbook version); "
+            "reload and decide again")
+
+
 def _current(s: Session, candidate_id: int, seen: int | None) -> RefinementCandidate:
     row = get_row(s, candidate_id)
     refresh(s, row.handbook_id)
@@ -43,8 +58,7 @@ def _current(s: Session, candidate_id: int, seen: int | None) -> RefinementCandi
     if row.status != "pending":
         raise Conflict(_decided_message(row))
     if seen is not None and row.row_version != seen:
-        raise Conflict(f"candidate #{row.id} changed since you saw it (new proposal or handbook version); "
-                       "reload and decide again")
+        raise Conflict(_changed_message(key(row)))
     return row
 
 
@@ -56,7 +70,23 @@ def _claim(s: Session, row: RefinementCandidate, seen: int, status: str, who: st
         decision_note=note))
     if res.rowcount != 1:
         s.rollback()
-        raise Conflict(_decided_message(get_row(s, key(row))))
+        now = get_row(s, key(row))
+        if now.status == "pending":
+            raise _CarriedForward
+        raise Conflict(_decided_message(now))
+
+
+def _decide(s: Session, candidate_id: int, seen: int | None, attempt: Callable[[RefinementCandidate], Decision]
+            ) -> Decision:
+    """Run one decision attempt on the current row; when a carry-forward beat its compare-and-set, read the row
+    again (a reviewer who gave the row version they saw is told instead: what they saw is not what is there)."""
+    for _ in range(_ATTEMPTS):
+        try:
+            return attempt(_current(s, candidate_id, seen))
+        except _CarriedForward:
+            if seen is not None:
+                raise Conflict(_changed_message(candidate_id)) from None
+    raise Conflict(f"candidate #{candidate_id} kept moving to newer handbook versions; decide again")
 
 
 def _skill_specs(content: HandbookContent, keys: list[str]) -> list[dict]:
@@ -81,7 +111,10 @@ def approve(s: Session, candidate_id: int, actor: str, *, seen_row_version: int 
     """Apply the candidate's proposal (or `edits`, recorded as "edited"; or, with no stored proposal, the offline
     one) as a new version whose parent is the version the candidate was computed on."""
     who = roles.require(s, actor, "reviewer", "approve a candidate")
-    row = _current(s, candidate_id, seen_row_version)
+    return _decide(s, candidate_id, seen_row_version, lambda row: _approve(s, row, who, edits, note))
+
+
+def _approve(s: Session, row: RefinementCandidate, who: str, edits: Proposal | None, note: str) -> Decision:
     record = CandidateRecord.model_validate(row.record)
     content = load_content(s, row.version_id)
     stored = Proposal.model_validate(row.proposal) if row.proposal_status == "ok" else None
@@ -119,12 +152,15 @@ def reject(s: Session, candidate_id: int, actor: str, reason: str, *, seen_row_v
     who = roles.require(s, actor, "reviewer", "reject a candidate")
     if not reason or not reason.strip():
         raise StudioError("a rejection needs a reason")
-    row = _current(s, candidate_id, seen_row_version)
+    return _decide(s, candidate_id, seen_row_version, lambda row: _reject(s, row, who, reason.strip()))
+
+
+def _reject(s: Session, row: RefinementCandidate, who: str, reason: str) -> Decision:
     record = CandidateRecord.model_validate(row.record)
-    _claim(s, row, row.row_version, "rejected", who, reason.strip())
+    _claim(s, row, row.row_version, "rejected", who, reason)
     s.add(AuditLog(actor=who, action="refinement.rejected", entity="refinement_candidate", entity_id=row.id,
                    handbook_id=row.handbook_id, details={
-                       "candidate": record.title, "reason": reason.strip(),
+                       "candidate": record.title, "reason": reason,
                        "before": {"status": "pending"}, "after": {"status": "rejected"}}))
     s.commit()
     return Decision(key(row), "rejected", None, f"rejected #{row.id}: {record.title}")

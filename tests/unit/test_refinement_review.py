@@ -91,6 +91,50 @@ def test_second_decision_names_the_winner_and_writes_nothing(demo):
     assert len(_audit(s)) == 1
 
 
+def _approve_elsewhere_after_reading(monkeypatch, url, candidate_id):
+    """Between a decision's read of its candidate and its compare-and-set, another reviewer (own session) approves
+    `candidate_id`, which carries the decided candidate forward to the new version."""
+    read = review._current
+    calls = []
+
+    def read_then_race(s, cid, seen):
+        row = read(s, cid, seen)
+        if cid == candidate_id:
+            return row
+        calls.append(row.row_version)
+        if len(calls) == 1:
+            with session(url) as other:
+                review.approve(other, candidate_id, "carol")
+        return row
+
+    monkeypatch.setattr(review, "_current", read_then_race)
+    return calls
+
+
+def test_a_carry_forward_under_a_decision_is_decided_on_the_new_version(demo, any_demo_db_url, monkeypatch):
+    s = demo
+    split, merge = _by_skills(s)[SPLIT], _by_skills(s)[MERGE]
+    reads = _approve_elsewhere_after_reading(monkeypatch, any_demo_db_url, split.id)
+    done = review.reject(s, merge.id, "bob", "not now")
+    assert done.status == "rejected" and len(reads) == 2 and reads[1] == reads[0] + 1
+    after = _by_skills(s)[MERGE]
+    assert (after.status, after.version, after.decided_by) == ("rejected", 2, "bob")
+    assert [(a.actor, a.action) for a in _audit(s)] == [("carol", "refinement.approved"),
+                                                        ("bob", "refinement.rejected")]
+
+
+def test_a_carry_forward_under_a_decision_made_on_what_was_seen_is_a_conflict(demo, any_demo_db_url, monkeypatch):
+    s = demo
+    split, merge = _by_skills(s)[SPLIT], _by_skills(s)[MERGE]
+    _approve_elsewhere_after_reading(monkeypatch, any_demo_db_url, split.id)
+    with pytest.raises(Conflict, match=rf"candidate #{merge.id} changed since you saw it"):
+        review.approve(s, merge.id, "bob", seen_row_version=merge.row_version)
+    after = _by_skills(s)[MERGE]
+    assert (after.status, after.version) == ("pending", 2)
+    assert len(s.exec(select(HandbookVersion).where(HandbookVersion.number == 3)).all()) == 0
+    assert [a.actor for a in _audit(s)] == ["carol"]
+
+
 def test_reject_needs_a_reason_and_records_it(demo):
     s = demo
     split = _by_skills(s)[SPLIT]
