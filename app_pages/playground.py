@@ -58,24 +58,24 @@ st.session_state["pg:visited"] = True
 
 
 def _route(store: bool) -> None:
-    """Route every run (steps stream in while they are decided), then keep the traces in the session."""
+    """Route every run, then keep the traces in the session. A routing the presenter started shows its steps as
+    they are decided, paced; a link's result is drawn once, when it is complete (nothing drawn twice)."""
     live, failure, read_only = st.empty(), None, None
     pause = store and st.session_state.get("pg:animate", True)
     with live.container():
-        cols = st.columns(len(request.runs))
+        cols = st.columns(len(request.runs)) if pause else []
 
         def show(i: int, step) -> None:
             with cols[i]:
                 render_step(step, lam, key=f"live:{i}:{step.index}", compact=True)
-            if pause:
-                time.sleep(0.35)
+            time.sleep(0.35)
 
         options = RouteOptions(lam=lam, cost_unit=cost_unit, execute=execute)
         actor = st.session_state.get("ctx:reviewer") or "playground"
         try:
             with open_session() as s:
                 traces = route_all(s, request.handbook, query, list(request.runs), options, store=store,
-                                   on_step=show, actor=actor)
+                                   on_step=show if pause else None, actor=actor)
         except ValueError as exc:
             failure = str(exc)
         except ReadOnlyDatabase as exc:  # routing only reads: show the result, say it was not logged

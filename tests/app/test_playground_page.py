@@ -79,11 +79,18 @@ def test_moving_lambda_updates_headline_table_and_note_together(app_db, open_at)
     new = step.lambda_interval.above
     assert fact(at, "Chosen agent") == new  # the headline
     assert fact(at, "Chosen") == new  # the step's figures
-    table = at.dataframe[0].value
+    assert not at.dataframe  # the candidates are a static table; the grid is drawn on demand
+    table = at.table[0].value
     assert fact(at, "Runner-up") == table.iloc[1]["agent"] == table.loc[table[""] == "runner-up", "agent"].item()
     assert table.iloc[0]["agent"] == new and table.iloc[0][""] == "chosen"  # re-sorted, winner first
-    assert list(table["utility"]) == sorted(table["utility"], reverse=True)
+    utility = table["utility"].tolist()
+    assert utility == sorted(utility, reverse=True)
     assert any(new in w.value and step.chosen in w.value for w in at.warning)  # the note
+    detail = next(w for w in at.segmented_control if w.key.endswith(":detail"))
+    detail.set_value("All columns").run()
+    grid = at.dataframe[0].value  # every column, the same order and figures
+    assert {"model", "cost (norm.)"} <= set(grid.columns) and grid["agent"].tolist() == table["agent"].tolist()
+    assert grid["utility"].tolist() == utility
 
 
 def test_compare_two_routers_side_by_side_and_export(app_db, open_at):
@@ -104,7 +111,7 @@ def test_compare_two_routers_side_by_side_and_export(app_db, open_at):
         step = json.loads(trace)["steps"][0]
         assert list(table.columns) == ["agent", "utility", "mean", "cost (USD)"]
         assert table.iloc[0]["agent"] == step["chosen"]  # in the router's own order
-        assert table["cost (USD)"].str.fullmatch(r"\d+\.\d{6}|-").all()
+        assert table["cost (USD)"].dtype == float and table["cost (USD)"].notna().all()
 
 
 def test_same_router_twice_cannot_crash(app_db, open_at):

@@ -13,14 +13,13 @@ import statistics
 from urllib.parse import quote
 
 import pytest
-from support.page_draw import BUDGET_S, visit, write_trivial
+from support.page_draw import BUDGET_S, FRESH_REPEATS, visit, write_trivial
 from support.streamlit_server import CHROMIUM, CHROMIUM_ARGS, AppLauncher
 
 pytestmark = [pytest.mark.bench,
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"needs Debian chromium at {CHROMIUM}")]
 
 REPEATS = 5
-FRESH_REPEATS = 3  # fresh-browser visits per page (median): one visit swings by seconds on a busy machine
 QUESTION = "Which emperor ruled Rome after the fall of Carthage?"
 PAGES = {
     "Overview": "/?handbook=demo-qa",

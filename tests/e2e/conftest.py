@@ -18,8 +18,9 @@ Fixtures for every e2e test module:
   app origins in `page.external` (for tests that need a viewport, a theme or a second browser context).
 - `copy_db` (session): `copy_db(url, target_path) -> url`, a copy of a SQLite database.
 - `draw_times` (session): `draw_times.record(page_name, column, seconds)`; `draw_times.trivial(column, new_page)`
-  times a trivial Streamlit page (its own server, started on first use) in a fresh `new_page()`. The table is
-  printed at the end of the run, with the budget of tests/bench/test_bench_page_draw.py (printed, never asserted).
+  times a trivial Streamlit page (its own server, started on first use) in fresh pages from `new_page()` (median).
+  The table is printed at the end of the run, with the budget of tests/bench/test_bench_page_draw.py (printed, never
+  asserted).
 The server launcher itself lives in tests/support/streamlit_server.py (the browser benchmarks use it too).
 
 All tests in tests/e2e are marked `e2e` and skip, with the reason, when /usr/bin/chromium is absent.
@@ -29,11 +30,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import statistics
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from support.page_draw import BUDGET_S, visit, write_trivial
+from support.page_draw import BUDGET_S, FRESH_REPEATS, visit, write_trivial
 from support.streamlit_server import APP_ORIGINS, CHROMIUM, CHROMIUM_ARGS, ROOT, AppLauncher
 
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
@@ -262,17 +264,20 @@ class DrawTimes:
             self.not_pages.add(page_name)
 
     def trivial(self, column: str, new_page) -> None:
-        """Time the trivial page in a fresh page from `new_page()` (its server is started and warmed first)."""
+        """Time the trivial page in fresh pages from `new_page()` (median of FRESH_REPEATS; its server is started and
+        warmed first). Each page is closed once drawn."""
         if self._trivial_url is None:
             self._trivial_url = self.launcher("sqlite://")  # the trivial page never opens it
-            visit(new_page(), self._trivial_url)  # the server's first run
-        self.record(TRIVIAL_ROW, column, visit(new_page(), self._trivial_url))
+            _visit_once(new_page(), self._trivial_url)  # the server's first run
+        self.record(TRIVIAL_ROW, column, statistics.median(_visit_once(new_page(), self._trivial_url)
+                                                           for _ in range(FRESH_REPEATS)))
 
     def table(self) -> list[str]:
         columns = sorted({c for row in self.rows.values() for c in row})
         base = self.rows.get(TRIVIAL_ROW, {})
-        lines = [f"page draw in chromium (e2e, warm servers, seconds to fully drawn; load average "
-                 f"{os.getloadavg()[0]:.1f}); budget: the trivial page + {BUDGET_S:.1f} s",
+        lines = [f"page draw in chromium (e2e, warm servers, seconds to fully drawn, fresh-browser rows and the "
+                 f"trivial page: median of {FRESH_REPEATS} visits; load average {os.getloadavg()[0]:.1f}); budget: "
+                 f"the trivial page + {BUDGET_S:.1f} s",
                  f"  {'page':<42}" + "".join(f"{c:>18}" for c in columns)]
         for name in [TRIVIAL_ROW] + sorted(n for n in self.rows if n != TRIVIAL_ROW):
             cells = []
@@ -286,6 +291,13 @@ class DrawTimes:
 
 
 TRIVIAL_ROW = "(trivial Streamlit page)"
+
+
+def _visit_once(page, url: str) -> float:
+    try:
+        return visit(page, url)
+    finally:
+        page.context.close()
 _DRAW_TIMES: list[DrawTimes] = []
 
 

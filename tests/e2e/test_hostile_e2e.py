@@ -218,12 +218,18 @@ def test_review_learn_and_pareto_pages(hostile, guarded, wait_for_app, path):
     _check(guarded)
 
 
-def test_playground_routes_a_hostile_query_from_a_link(hostile, guarded, wait_for_app):
+@pytest.mark.parametrize("compare", [None, "another router"])
+def test_playground_routes_a_hostile_query_from_a_link(hostile, guarded, wait_for_app, compare):
+    """One result, and two side by side: the candidate tables (static, Markdown cells) list the agents as text."""
     base, _ = hostile
-    guarded.goto(_url(base, "playground", q=H.QUERY))
+    guarded.goto(_url(base, "playground", q=H.QUERY, **({"compare": compare} if compare else {})))
     wait_for_app(guarded)
-    guarded.get_by_text("Chosen agent").first.wait_for()
-    _check(guarded, H.HANDBOOK, H.QUERY, H.MODE)
+    guarded.get_by_text("Chosen agent").nth(1 if compare else 0).wait_for()
+    wait_for_app(guarded)
+    assert guarded.locator('[data-testid="stTable"]').count() == (2 if compare else 1)
+    cells = guarded.locator('[data-testid="stTable"] td').all_inner_texts()
+    assert {H.AGENT_A, H.AGENT_B} <= {c.replace("\u2060", "").strip() for c in cells}, cells
+    _check(guarded, H.HANDBOOK, H.MODE, H.AGENT_A, H.AGENT_B, *([] if compare else [H.QUERY]))
 
 
 def test_decisions_shows_the_stored_decision(hostile, guarded, wait_for_app):

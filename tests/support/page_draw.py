@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 BUDGET_S = 1.5  # every page drawn within this much of the trivial page
+FRESH_REPEATS = 3  # fresh-browser visits per page (median): one visit swings by a second on a busy machine
 TRIVIAL = 'import streamlit as st\n\nst.title("Trivial")\nst.write("A trivial page, for the baseline.")\n'
 # The script run is over, no skeleton is left, every Plotly chart has drawn its SVG, every dataframe its canvas and
 # every Vega-Lite chart its marks.
