@@ -81,14 +81,25 @@ def _wait(db_url, run_id, statuses, timeout=240.0):
 
 
 def _kill_worker(db_url, run_id, delay_s: float) -> bool:
-    """SIGKILL the run's worker `delay_s` after it started working; True when it died of the kill."""
+    """SIGKILL the run's worker `delay_s` after it started working; True when the kill ended the run mid-learning
+    (False when the worker had finished first: on a busy machine it can outrun the drawn delay)."""
     run = _wait(db_url, run_id, ("running", "done", "failed"))
     if run.status != "running":
         return False
     time.sleep(delay_s)
     os.kill(run.pid, signal.SIGKILL)
     _, status = os.waitpid(run.pid, 0)  # our grandchild's parent is us: start_run spawned it from this process
-    return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    died_of_kill = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    return died_of_kill and runs.get_run(db_url, run_id).status != "done"
+
+
+def _worker_seconds(url: str, options: LearnOptions) -> float:
+    """How long the worker process learns (running to done) on this machine, now: the scale of the kill delays."""
+    run_id = runs.start_run(url, NAME, options)
+    _wait(url, run_id, ("running", "done", "failed"))
+    t0 = time.monotonic()
+    assert _wait(url, run_id, ("done", "failed")).status == "done"
+    return time.monotonic() - t0
 
 
 def test_a_killed_learning_worker_is_interrupted_and_its_retry_makes_the_clean_version(any_db_url, tmp_path):
@@ -96,24 +107,28 @@ def test_a_killed_learning_worker_is_interrupted_and_its_retry_makes_the_clean_v
     _base(target.url)
     clean_url = target.fresh()
     options = LearnOptions(task_labels=False)
-    t0 = time.monotonic()
     run_learning(clean_url, NAME, options)
-    learn_s = time.monotonic() - t0
-    url = target.fresh()
-    before = fingerprint(url)
+    scale = _worker_seconds(target.fresh(), options) * 0.8
     rng = np.random.default_rng(5)
-    run_id, killed = runs.start_run(url, NAME, options), 0
-    for _ in range(2):  # kill the run, then its retry
-        if not _kill_worker(url, run_id, float(rng.uniform(0.0, learn_s * 0.8))):
+    killed = 0
+    for _attempt in range(4):  # a first kill that came too late (the run was done) starts over on a fresh copy
+        url = target.fresh()
+        before = fingerprint(url)
+        run_id = runs.start_run(url, NAME, options)
+        for _ in range(2):  # kill the run, then its retry
+            if not _kill_worker(url, run_id, float(rng.uniform(0.0, scale))):
+                break
+            killed += 1
+            run = runs.get_run(url, run_id)
+            assert run.status == "interrupted" and run.version is None
+            assert consistency(url) == []
+            now = fingerprint(url)
+            assert {**now["counts"], "learning_run": 0} == {**before["counts"], "learning_run": 0}
+            assert now["versions"] == before["versions"]
+            run_id = runs.retry_run(url, run_id)
+        if killed:
             break
-        killed += 1
-        run = runs.get_run(url, run_id)
-        assert run.status == "interrupted" and run.version is None
-        assert consistency(url) == []
-        now = fingerprint(url)
-        assert {**now["counts"], "learning_run": 0} == {**before["counts"], "learning_run": 0}
-        assert now["versions"] == before["versions"]
-        run_id = runs.retry_run(url, run_id)
+        scale /= 2
     assert killed >= 1, "no kill landed while the worker was learning"
     done = _wait(url, run_id, ("done", "failed", "cancelled"))
     assert done.status == "done", done.error
