@@ -28,7 +28,7 @@ e2e: install
 
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/mypy skillorchestra_core app.py app_pages
+	$(BIN)/mypy skillorchestra_core app.py pages
 
 bench: install
 	$(BIN)/python -m pytest -m bench -s -p no:randomly

@@ -3,10 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from app_pages.components.context import open_session
-from app_pages.components.review_widgets import table
+from pages.components.context import open_session
+from pages.components.review_widgets import table
+from pages.components.shell import ensure_app_shell
 from skillorchestra_core.refinement.history import audit_rows
 
+ensure_app_shell()
 st.title("Audit log")
 st.caption("Newest first. Review decisions (refinement.*), versions, restores and member changes.")
 ALL = "(all)"

@@ -4,15 +4,17 @@ agent B?"."""
 
 import streamlit as st
 
-from app_pages.components.context import current_selection, open_session
-from app_pages.components.decision_filters import decision_filter, page_of, pager, pick_step
-from app_pages.components.feedback import feedback_buttons
-from app_pages.components.links import step_links
-from app_pages.components.trace_view import download_trace, md, render_trace
+from pages.components.context import current_selection, open_session
+from pages.components.decision_filters import decision_filter, page_of, pager, pick_step
+from pages.components.feedback import feedback_buttons
+from pages.components.links import step_links
+from pages.components.shell import ensure_app_shell
+from pages.components.trace_view import download_trace, md, render_trace
 from skillorchestra_core.routing.explain import why_not
 from skillorchestra_core.routing.store import has_traces, list_traces, load_trace, trace_exists
 from skillorchestra_core.routing.views import decisions_table, why_not_markdown
 
+ensure_app_shell()
 st.title("Decisions")
 sel = current_selection()
 if sel.handbook is None:

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from app_pages.components.context import theme_type
-from app_pages.components.graph_controls import VIEWS, graph_controls
-from app_pages.components.graph_data import (
+from pages.components.context import theme_type
+from pages.components.graph_controls import VIEWS, graph_controls
+from pages.components.graph_data import (
     filtered_view,
     graph_figure,
     node_from_chart,
@@ -12,11 +12,13 @@ from app_pages.components.graph_data import (
     selected_data,
     selected_graph,
 )
-from app_pages.components.graph_panel import render_legend, render_node_panel
+from pages.components.graph_panel import render_legend, render_node_panel
+from pages.components.shell import ensure_app_shell
 from skillorchestra_core.graph.render_dot import dot_source
 from skillorchestra_core.graph.render_vega import NODE_PARAM
 from skillorchestra_core.graph.text import md_escape
 
+ensure_app_shell()
 CHART_KEY = "graph:chart"
 
 st.title("Graph")

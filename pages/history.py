@@ -3,14 +3,16 @@
 import pandas as pd
 import streamlit as st
 
-from app_pages.components.context import open_session
-from app_pages.components.review_widgets import review_page_header, run_action, table
+from pages.components.context import open_session
+from pages.components.review_widgets import review_page_header, run_action, table
+from pages.components.shell import ensure_app_shell
 from skillorchestra_core.display_text import md_line
 from skillorchestra_core.refinement import views
 from skillorchestra_core.refinement.diff import diff_versions
 from skillorchestra_core.refinement.history import restore_version, version_rows
 from skillorchestra_core.settings import get_settings
 
+ensure_app_shell()
 sel, who = review_page_header("Version history")
 
 with open_session() as s:

@@ -2,13 +2,15 @@
 
 import streamlit as st
 
-from app_pages.components.context import current_selection
+from pages.components.context import current_selection
+from pages.components.shell import ensure_app_shell
 from skillorchestra_core.display_text import md_code, md_escape, md_line
 from skillorchestra_core.errors import StudioError
 from skillorchestra_core.learning import runs, views
 from skillorchestra_core.learning.pipeline import LearnOptions
 from skillorchestra_core.settings import get_settings
 
+ensure_app_shell()
 st.title("Learn")
 st.caption("Contrast the agents that succeeded with those that failed on each train query, name the skills that "
            "separate them, attribute every train query, and profile the agents: the result is a new version. "

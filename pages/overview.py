@@ -3,10 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from app_pages.components.cached import overview, summaries
-from app_pages.components.context import current_selection
+from pages.components.cached import overview, summaries
+from pages.components.context import current_selection
+from pages.components.shell import ensure_app_shell
 from skillorchestra_core.display_text import md_code, md_line
 
+ensure_app_shell()
 st.title("SkillOrchestra Studio")
 st.caption("Curate the routing knowledge of a compound AI system: modes, skills, agent competence and cost.")
 

@@ -3,7 +3,8 @@
 import numpy as np
 import streamlit as st
 
-from app_pages.components.context import current_selection, open_session
+from pages.components.context import current_selection, open_session
+from pages.components.shell import ensure_app_shell
 from skillorchestra_core.display_text import md_line
 from skillorchestra_core.selection.figures import pareto_figure, run_of_point
 from skillorchestra_core.selection.publish import publish, published
@@ -11,6 +12,7 @@ from skillorchestra_core.selection.service import select as run_select
 from skillorchestra_core.selection.sweep import SweepOptions
 from skillorchestra_core.selection.view import breakdown, facets, live_runs_table, load_view
 
+ensure_app_shell()
 st.title("Pareto")
 st.caption("Validation runs (replay: each choice scored with the chosen agent's recorded outcome) of every "
            "candidate version, router and lambda, with the baselines on the same axes.")

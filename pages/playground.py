@@ -4,10 +4,10 @@ import time
 
 import streamlit as st
 
-from app_pages.components.context import current_selection, open_session
-from app_pages.components.feedback import feedback_buttons
-from app_pages.components.links import step_links
-from app_pages.components.playground_inputs import (
+from pages.components.context import current_selection, open_session
+from pages.components.feedback import feedback_buttons
+from pages.components.links import step_links
+from pages.components.playground_inputs import (
     Request,
     lambda_slider,
     query_input,
@@ -15,8 +15,9 @@ from app_pages.components.playground_inputs import (
     restore_inputs,
     settings_inputs,
 )
-from app_pages.components.presenter import hide_chrome, presenter_toggle, stage, sweep
-from app_pages.components.trace_view import download_trace, md, render_header, render_step, render_trace
+from pages.components.presenter import hide_chrome, presenter_toggle, stage, sweep
+from pages.components.shell import ensure_app_shell
+from pages.components.trace_view import download_trace, md, render_header, render_step, render_trace
 from skillorchestra_core.errors import ReadOnlyDatabase
 from skillorchestra_core.handbook.store import list_versions
 from skillorchestra_core.routing.compare import executions, route_all
@@ -25,6 +26,7 @@ from skillorchestra_core.routing.service import evidence_queries, router_choices
 from skillorchestra_core.routing.trace import RouteTrace
 from skillorchestra_core.settings import get_settings
 
+ensure_app_shell()
 sel = current_selection()
 big = presenter_toggle()
 if big:

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from app_pages.components.graph_data import default_prior, selected_data
-from app_pages.components.posterior_controls import (
+from pages.components.graph_data import default_prior, selected_data
+from pages.components.posterior_controls import (
     HEATMAP_KEY,
     default_focus,
     density_skill,
@@ -12,12 +12,14 @@ from app_pages.components.posterior_controls import (
     selection_controls,
     top_controls,
 )
-from app_pages.components.posterior_panels import render_density, render_evidence, render_unseen_note
+from pages.components.posterior_panels import render_density, render_evidence, render_unseen_note
+from pages.components.shell import ensure_app_shell
 from skillorchestra_core.graph.posterior_figures import heatmap_figure
 from skillorchestra_core.graph.posterior_vega import forest_data, forest_spec
 from skillorchestra_core.graph.posterior_views import forest_rows, heatmap_frames, skill_names
 from skillorchestra_core.graph.text import md_escape
 
+ensure_app_shell()
 st.title("Posteriors")
 st.caption("Competence of each agent on each skill: Beta(a0 + S, b0 + F) from weighted outcomes. Compare agents, "
            "see how wide the intervals are, and what a flat prior or the reference code's empirical rate would say.")

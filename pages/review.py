@@ -3,9 +3,10 @@ and approve / approve with edits / reject. Shortcuts: A approve, E approve with 
 
 import streamlit as st
 
-from app_pages.components.context import open_session
-from app_pages.components.review_widgets import review_page_header, run_action, table
-from app_pages.components.trace_view import md
+from pages.components.context import open_session
+from pages.components.review_widgets import review_page_header, run_action, table
+from pages.components.shell import ensure_app_shell
+from pages.components.trace_view import md
 from skillorchestra_core.refinement import views
 from skillorchestra_core.refinement.history import preview_candidate, proposal_for
 from skillorchestra_core.refinement.proposing import propose_pending
@@ -15,6 +16,7 @@ from skillorchestra_core.refinement.run import detect_and_store
 from skillorchestra_core.refinement.store import STATUSES, list_candidates
 from skillorchestra_core.settings import get_settings
 
+ensure_app_shell()
 sel, who = review_page_header("Review queue")
 
 

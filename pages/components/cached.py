@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.components.context import open_session
-from app_pages.components.graph_data import base_data
+from pages.components.context import open_session
+from pages.components.graph_data import base_data
 from skillorchestra_core.handbook.overview import VersionOverview, overview_of
 from skillorchestra_core.handbook.revision import data_revision
 from skillorchestra_core.handbook.store import HandbookSummary, summarise_handbooks

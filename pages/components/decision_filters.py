@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app_pages.components.context import Selection, open_session
+from pages.components.context import Selection, open_session
 from skillorchestra_core.display_text import md_line
 from skillorchestra_core.routing.store import TraceFilter, trace_facets
 from skillorchestra_core.routing.trace import RouteTrace

@@ -11,7 +11,7 @@ from typing import Any
 import networkx as nx
 import streamlit as st
 
-from app_pages.components.context import current_selection
+from pages.components.context import current_selection
 from skillorchestra_core.db import session
 from skillorchestra_core.gc_pause import gc_paused
 from skillorchestra_core.graph.filters import GraphFilter, GraphView, apply_filter

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages.components.graph_controls import expand_skill, focus_subtree
+from pages.components.graph_controls import expand_skill, focus_subtree
 from skillorchestra_core.graph.build import split_id
 from skillorchestra_core.graph.panel import (
     COMPACT_SKILL_COLUMNS,
@@ -30,10 +30,10 @@ def _posteriors_link(data: VersionData, node: str) -> None:
     where = {"handbook": data.loaded.handbook_name, "version": str(data.loaded.number)}
     kind, ident = split_id(node)
     with st.container(horizontal=True, gap="small"):
-        st.page_link("app_pages/posteriors.py", label="Compare on the Posteriors page →",
+        st.page_link("pages/posteriors.py", label="Compare on the Posteriors page →",
                      query_params={**where, "node": node})
         if kind in ("skill", "agent"):
-            st.page_link("app_pages/decisions.py", label=f"Decisions that used this {kind} →",
+            st.page_link("pages/decisions.py", label=f"Decisions that used this {kind} →",
                          query_params={"handbook": where["handbook"], kind: ident})
 
 

@@ -21,12 +21,12 @@ def step_links(trace: RouteTrace):
         if not agent or trace.version is None:
             return
         with st.container(horizontal=True, gap="small"):
-            st.page_link("app_pages/graph.py", label=f"{md_line(agent)} in the graph",
+            st.page_link("pages/graph.py", label=f"{md_line(agent)} in the graph",
                          query_params=_params(trace, node=f"agent:{agent}"))
             for a in step.active_skills:
-                st.page_link("app_pages/graph.py", label=f"{md_line(a.skill)} in the graph",
+                st.page_link("pages/graph.py", label=f"{md_line(a.skill)} in the graph",
                              query_params=_params(trace, node=f"skill:{a.skill}"))
-                st.page_link("app_pages/posteriors.py", label=f"{md_line(agent)} on {md_line(a.skill)}: evidence",
+                st.page_link("pages/posteriors.py", label=f"{md_line(agent)} on {md_line(a.skill)}: evidence",
                              query_params=_params(trace, node=f"skill:{a.skill}", agent=agent))
 
     return draw

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from app_pages.components.graph_data import current_node, set_node
+from pages.components.graph_data import current_node, set_node
 from skillorchestra_core.graph.build import split_id
 from skillorchestra_core.graph.posterior_views import (
     EMPIRICAL,

@@ -6,7 +6,7 @@ import math
 
 import streamlit as st
 
-from app_pages.components.context import open_session
+from pages.components.context import open_session
 from skillorchestra_core.graph.posterior_figures import density_figure
 from skillorchestra_core.graph.posterior_views import EMPIRICAL, density_curves, evidence_page, unseen_summary
 from skillorchestra_core.graph.service import VersionData

@@ -7,7 +7,7 @@ import time
 
 import streamlit as st
 
-from app_pages.components.trace_view import md
+from pages.components.trace_view import md
 from skillorchestra_core.routing.trace import RouteTrace
 from skillorchestra_core.routing.what_if import trace_at
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app_pages.components.context import current_selection, open_session
-from app_pages.components.trace_view import md
+from pages.components.context import current_selection, open_session
+from pages.components.trace_view import md
 from skillorchestra_core.errors import Conflict, StudioError
 
 

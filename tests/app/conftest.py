@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 @pytest.fixture
 def open_page(app_path):
-    """`open_page("app_pages/x.py", params={...}, state={...})`: run app.py (the sidebar picker the pages read) with
+    """`open_page("pages/x.py", params={...}, state={...})`: run app.py (the sidebar picker the pages read) with
     these query params and session state, then switch to the page and run it."""
 
     def _open(page: str, params: dict | None = None, state: dict | None = None) -> AppTest:

@@ -28,7 +28,7 @@ def stored(app_db):
 
 @pytest.fixture
 def open_at(open_page):
-    return lambda **params: open_page("app_pages/decisions.py", {"handbook": "demo-qa", **params})
+    return lambda **params: open_page("pages/decisions.py", {"handbook": "demo-qa", **params})
 
 
 def _facts(at):
@@ -110,7 +110,7 @@ def test_deep_link_opens_a_trace_and_why_not_explains_the_rival(stored, open_at)
 
 
 def test_multi_step_trace_draws_one_step_at_a_time(stored, open_page):
-    at = open_page("app_pages/decisions.py", {"handbook": "demo-agents", "trace": str(stored["agents"])})
+    at = open_page("pages/decisions.py", {"handbook": "demo-agents", "trace": str(stored["agents"])})
     assert not at.exception
     assert [m.value for m in at.markdown if m.value.startswith("#### Step")] == [
         m.value for m in at.markdown if m.value.startswith("#### Step 1")]

@@ -9,7 +9,7 @@ from skillorchestra_core.db import session
 from skillorchestra_core.graph.render_vega import NODE_PARAM
 from skillorchestra_core.graph.service import load_version_data
 
-PAGE = "app_pages/graph.py"
+PAGE = "pages/graph.py"
 CHART = "graph:chart"
 
 

@@ -10,7 +10,7 @@ from skillorchestra_core.handbook.store import load_version
 from skillorchestra_core.learning import runs
 from skillorchestra_core.routing.engine import RouteOptions
 
-PAGE = "app_pages/learn.py"
+PAGE = "pages/learn.py"
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_thumbs_up_on_a_decision_records_feedback_as_a_new_version(app_db, open_
                             RouteOptions(lam=0.1))
         s.commit()
         before = load_version(s, "demo-qa").number
-    at = open_page("app_pages/decisions.py", {"trace": str(trace.id)})
+    at = open_page("pages/decisions.py", {"trace": str(trace.id)})
     at.button(key=f"dec:fb:up:{trace.id}").click().run()
     assert not at.exception
     assert any(f"demo-qa v{before + 1}" in s.value for s in at.success)

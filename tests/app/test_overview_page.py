@@ -47,7 +47,7 @@ def test_overview_on_an_empty_database(monkeypatch, tmp_path, app_path):
 def frame_loads(monkeypatch):
     """Counts the loads of a version (the cost a cache must save), and fails on any read of its trajectories: the
     explorer pages show a version from its stored evidence summary alone."""
-    from app_pages.components import graph_data
+    from pages.components import graph_data
     from skillorchestra_core.learning import evidence_summary, profile
 
     calls: list[int] = []
@@ -81,7 +81,7 @@ def test_the_graph_after_the_overview_reads_no_outcome_again(app_db, app_path, f
     at = AppTest.from_file(app_path, default_timeout=60)
     at.query_params["handbook"] = "demo-qa"
     at.run()
-    for page in ("app_pages/graph.py", "app_pages/posteriors.py"):
+    for page in ("pages/graph.py", "pages/posteriors.py"):
         at.switch_page(page).run()
         assert not at.exception, at.exception
     assert len(frame_loads) == 1

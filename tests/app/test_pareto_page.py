@@ -9,7 +9,7 @@ from skillorchestra_core.selection.publish import published
 from skillorchestra_core.selection.service import select
 from skillorchestra_core.selection.sweep import SweepOptions
 
-PAGE = "app_pages/pareto.py"
+PAGE = "pages/pareto.py"
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from dataclasses import replace
 from sqlmodel import func, select
 from support.page_facts import fact, facts
 
-PAGE = "app_pages/playground.py"
+PAGE = "pages/playground.py"
 
 QUESTION = "How many years passed between the founding of the harbour of Turku and the death of its first mayor?"
 
@@ -171,7 +171,7 @@ def test_inputs_survive_a_page_switch(app_db, open_at):
     at, trace = _routed(open_at, app_db)
     at.radio(key="cost").set_value("usd").run()
     at.slider(key="lam").set_value(0.3).run()
-    at.switch_page("app_pages/graph.py").run()
+    at.switch_page("pages/graph.py").run()
     at.switch_page(PAGE).run()
     assert not at.exception
     assert at.text_area(key="q").value == trace.query

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-PAGE = "app_pages/posteriors.py"
+PAGE = "pages/posteriors.py"
 
 
 def _figures(at):
@@ -119,7 +119,7 @@ def test_agent_prior_and_skill_choices_survive_a_page_switch(app_db, open_at):
     agents = at.multiselect(key="post:agents:demo-qa").options[-2:]
     at.multiselect(key="post:agents:demo-qa").set_value(agents).run()
     at.radio(key="post:prior").set_value("flat").run()
-    at.switch_page("app_pages/overview.py").run()
+    at.switch_page("pages/overview.py").run()
     at.switch_page(PAGE).run()
     assert not at.exception
     assert at.multiselect(key="post:agents:demo-qa").value == agents

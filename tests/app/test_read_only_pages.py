@@ -69,8 +69,8 @@ def test_overview_shows_the_handbooks(read_only_app, app_path):
         assert _no_side_files(folder)  # immutable: not even a WAL file was tried
 
 
-@pytest.mark.parametrize(("page", "title"), [("app_pages/graph.py", "Graph"),
-                                             ("app_pages/posteriors.py", "Posteriors")])
+@pytest.mark.parametrize(("page", "title"), [("pages/graph.py", "Graph"),
+                                             ("pages/posteriors.py", "Posteriors")])
 def test_graph_and_posteriors_render(read_only_app, open_page, page, title):
     at = open_page(page, {"handbook": "demo-qa"})
     assert not at.exception, at.exception
@@ -81,7 +81,7 @@ def test_graph_and_posteriors_render(read_only_app, open_page, page, title):
 
 def test_a_write_is_one_line_of_error_and_changes_nothing(read_only_app, open_page):
     url = read_only_app[0]
-    at = open_page("app_pages/review.py", {"handbook": "demo-qa"}, {"ctx:reviewer": "alice"})
+    at = open_page("pages/review.py", {"handbook": "demo-qa"}, {"ctx:reviewer": "alice"})
     assert not at.exception, at.exception
     at.button(key="rev:detect").click().run()
     assert not at.exception, at.exception
@@ -99,7 +99,7 @@ def test_playground_route_shows_the_result_and_says_it_was_not_logged(read_only_
     url, folder, kind = read_only_app
     with session(url) as s:
         before = s.exec(select(func.count()).select_from(DecisionTrace)).one()
-    at = open_page("app_pages/playground.py", {"handbook": "demo-qa"}, {"pg:animate": False})
+    at = open_page("pages/playground.py", {"handbook": "demo-qa"}, {"pg:animate": False})
     assert not at.exception, at.exception
     at.text_area(key="q").set_value("Which emperor ruled Rome after the fall of Carthage?")
     at.button(key="pg:route").click().run()

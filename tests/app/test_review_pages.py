@@ -22,7 +22,7 @@ def queued(app_db):
 
 
 def _review(open_page, who="alice"):
-    return open_page("app_pages/review.py", {"handbook": "demo-qa"}, {"ctx:reviewer": who})
+    return open_page("pages/review.py", {"handbook": "demo-qa"}, {"ctx:reviewer": who})
 
 
 def _msg(element) -> str:
@@ -113,14 +113,14 @@ def test_viewer_cannot_decide_and_a_second_reviewer_sees_who_won(queued, app_db,
 
 def test_history_diffs_and_restores_and_audit_lists_decisions(queued, app_db, open_page):
     _review(open_page).button(key="rev:approve").click().run()
-    at = open_page("app_pages/history.py", {"handbook": "demo-qa"}, {"ctx:reviewer": "alice"})
+    at = open_page("pages/history.py", {"handbook": "demo-qa"}, {"ctx:reviewer": "alice"})
     assert not at.exception, at.exception
     assert at.subheader[0].value == "v1 → v2"
     assert {m.label: m.value for m in at.metric}["skills added"] == "2"
     at.button(key="hist:restore_btn").click().run()
     assert "restored v1 as v3" in _msg(at.success[0])
     assert _versions(app_db) == [1, 2, 3]
-    audit = open_page("app_pages/audit.py", {"handbook": "demo-qa"})
+    audit = open_page("pages/audit.py", {"handbook": "demo-qa"})
     assert not audit.exception
     actions = audit.dataframe[0].value["action"].tolist()
     assert actions[:2] == ["version.restore", "version.create"] and "refinement.approved" in actions
@@ -130,7 +130,7 @@ def test_history_diffs_and_restores_and_audit_lists_decisions(queued, app_db, op
 
 
 def test_pages_without_candidates_or_reviewer(app_db, open_page):
-    at = open_page("app_pages/review.py", {"handbook": "demo-qa"}, {"ctx:reviewer": ""})
+    at = open_page("pages/review.py", {"handbook": "demo-qa"}, {"ctx:reviewer": ""})
     assert not at.exception
     assert any("Run detection" in i.value for i in at.info)
     at.button(key="rev:detect").click().run()
@@ -152,7 +152,7 @@ def test_signed_in_user_is_the_reviewer_when_oidc_is_configured(queued, app_db, 
     at.query_params["handbook"] = "demo-qa"
     at.session_state["ctx:reviewer"] = "typed-name"  # ignored when a login is configured
     at.run()
-    at = at.switch_page("app_pages/review.py").run()
+    at = at.switch_page("pages/review.py").run()
     assert not at.exception, at.exception
     assert "Signed in as rev@example.org" in " ".join(_msg(c) for c in at.caption)
     at.button(key="rev:approve").click().run()

@@ -82,7 +82,7 @@ def _page_times(url: str, app_path: str, monkeypatch) -> tuple[float, float]:
         at = AppTest.from_file(app_path, default_timeout=300)
         at.run()
         start = time.perf_counter()
-        at.switch_page("app_pages/decisions.py").run()
+        at.switch_page("pages/decisions.py").run()
         times.append(time.perf_counter() - start)
         assert not at.exception, at.exception
         assert at.dataframe, "the Decisions page shows no table of decisions"

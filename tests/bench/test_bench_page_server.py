@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.bench
 
-PAGES = [f"app_pages/{name}.py" for name in ("overview", "graph", "posteriors", "playground", "decisions")]
+PAGES = [f"pages/{name}.py" for name in ("overview", "graph", "posteriors", "playground", "decisions")]
 TARGET_S = 1.0
 WHY_COLD = ("a first visit loads the version's content and stored evidence summary into the per-version caches; "
             "revisits are served from those caches")
@@ -66,7 +66,7 @@ def test_bench_page_server_time_at_5000_skills(db_5000, app_path, bench_report, 
     rows = request.node.callspec.id.removesuffix("-rows")
     for page in PAGES:
         cold, warm = _times(app_path, page)
-        name = page.removeprefix("app_pages/").removesuffix(".py").capitalize()
+        name = page.removeprefix("pages/").removesuffix(".py").capitalize()
         for kind, secs in (("cold (first visit of the version)", cold), ("warm (revisit)", warm)):
             bench_report(f"Page server time, {name}, 5,000 skills x 20 agents, {rows} rows, {kind}", secs, "s",
                          target=f"< {TARGET_S:.0f} s", met=secs < TARGET_S, why=WHY_COLD if kind.startswith("cold")

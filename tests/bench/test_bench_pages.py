@@ -15,10 +15,10 @@ from streamlit.testing.v1 import AppTest
 pytestmark = pytest.mark.bench
 
 PAGES = {  # name -> (page, seeded session state)
-    "Graph": ("app_pages/graph.py", {}),
-    "Graph/explore": ("app_pages/graph.py", {"graph:view": "Explore (physics)"}),
-    "Graph/DOT": ("app_pages/graph.py", {"graph:view": "Hierarchy (DOT)"}),
-    "Posteriors": ("app_pages/posteriors.py", {}),
+    "Graph": ("pages/graph.py", {}),
+    "Graph/explore": ("pages/graph.py", {"graph:view": "Explore (physics)"}),
+    "Graph/DOT": ("pages/graph.py", {"graph:view": "Hierarchy (DOT)"}),
+    "Posteriors": ("pages/posteriors.py", {}),
 }
 TARGETS = {"demo": 2.0, "large": 5.0}
 

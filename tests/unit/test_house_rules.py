@@ -45,17 +45,24 @@ def _imported_modules(path: Path) -> list[str]:
     return names
 
 
-def test_no_legacy_pages_folder_and_every_registered_page_exists():
-    # Streamlit treats a `pages/` folder beside the entry point as legacy multipage mode (cold deep links then miss).
-    assert not (APP_ROOT / "pages").exists()
+def test_every_registered_page_is_in_pages_and_runs_inside_the_app_shell():
+    # Streamlit's legacy lookup for a `pages/` folder runs a page file alone on a new server's first deep link: each
+    # page's first statement after its imports hands over to app.py (see pages/components/shell.py).
     paths = [node.args[0].value for node in ast.walk(ast.parse((APP_ROOT / "app.py").read_text()))
              if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"]
-    assert len(paths) >= 5 and all(p.startswith("app_pages/") and (APP_ROOT / p).is_file() for p in paths), paths
+    assert len(paths) >= 5 and all(p.startswith("pages/") and (APP_ROOT / p).is_file() for p in paths), paths
+    assert sorted(paths) == sorted(str(p.relative_to(APP_ROOT)) for p in (APP_ROOT / "pages").glob("*.py"))
+    for path in paths:
+        body = [n for n in ast.parse((APP_ROOT / path).read_text()).body
+                if not isinstance(n, (ast.Import, ast.ImportFrom))
+                and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+        first = body[0]
+        assert isinstance(first, ast.Expr) and ast.unparse(first) == "ensure_app_shell()", (path, ast.unparse(first))
 
 
 def test_app_uses_only_public_streamlit_modules():
     offenders = [f"{p.relative_to(APP_ROOT)}: {m}"
-                 for p in [APP_ROOT / "app.py", *sorted((APP_ROOT / "app_pages").rglob("*.py"))]
+                 for p in [APP_ROOT / "app.py", *sorted((APP_ROOT / "pages").rglob("*.py"))]
                  for m in _imported_modules(p)
                  if m.startswith("streamlit.") and m.split(".")[1] in ("runtime", "web", "elements", "delta_generator")
                  or m == "runpy"]
