@@ -13,8 +13,9 @@ def feedback_buttons(trace_id: int | None, key: str) -> None:
     if trace_id is None:
         return
     c1, c2, c3 = st.columns([1, 1, 6])
-    score = 1.0 if c1.button("👍 Worked", key=f"{key}:up:{trace_id}") else (
-        0.0 if c2.button("👎 Failed", key=f"{key}:down:{trace_id}") else None)
+    # Material icons come with Streamlit's own font: an emoji needs a font a projector's machine may lack.
+    score = 1.0 if c1.button("Worked", icon=":material/thumb_up:", key=f"{key}:up:{trace_id}") else (
+        0.0 if c2.button("Failed", icon=":material/thumb_down:", key=f"{key}:down:{trace_id}") else None)
     if score is None:
         return
     try:

@@ -60,7 +60,10 @@ def test_thumbs_up_on_a_decision_records_feedback_as_a_new_version(app_db, open_
         s.commit()
         before = load_version(s, "demo-qa").number
     at = open_page("pages/decisions.py", {"trace": str(trace.id)})
-    at.button(key=f"dec:fb:up:{trace.id}").click().run()
+    up, down = at.button(key=f"dec:fb:up:{trace.id}"), at.button(key=f"dec:fb:down:{trace.id}")
+    assert (up.label, up.proto.icon, down.label, down.proto.icon) == (
+        "Worked", ":material/thumb_up:", "Failed", ":material/thumb_down:")  # no emoji: it needs a font
+    up.click().run()
     assert not at.exception
     assert any(f"demo-qa v{before + 1}" in s.value for s in at.success)
     at.button(key=f"dec:fb:up:{trace.id}").click().run()
