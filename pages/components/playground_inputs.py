@@ -91,7 +91,7 @@ def settings_inputs(routers: dict[str, str], versions: list[int], current: int, 
         options = [r for r in routers if r != router]
         router2 = c5.selectbox("Second router", options, key="router2", **KEEP)
     elif compare == "version":
-        version2 = c5.selectbox("Second version", others, key="v2", **KEEP)
+        version2 = c5.selectbox("Second version", others, key="v2", format_func=lambda v: f"v{v}", **KEEP)
     if not others:
         c5.caption(f"Only one version (v{current}) of this handbook: nothing to compare versions with.")
     c6.toggle("Pause between steps", value=True, key="pg:animate", persist_state="session")
