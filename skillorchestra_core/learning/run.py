@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlmodel import Session
 
 from skillorchestra_core.db.engine import get_engine
@@ -25,8 +27,11 @@ def llm_client(model: str) -> LlmClient:
 
 def run_learning(db_url: str | None, name: str, options: LearnOptions, *, version: int | None = None,
                  client: LlmClient | None = None, progress: Progress | None = None,
-                 cancelled=None) -> LearnReport:
-    """Learn from `name` (its latest version unless `version`) and commit the result as a new version."""
+                 cancelled=None, on_commit: Callable[[Session, LearnReport], None] | None = None) -> LearnReport:
+    """Learn from `name` (its latest version unless `version`) and commit the result as a new version.
+
+    `on_commit(session, report)` writes in the version's own transaction (the worker marks its run done there, so a
+    kill can never leave a written version under a run that says it wrote none)."""
     engine = get_engine(db_url)
     with Session(engine, expire_on_commit=False) as s:
         inputs = read_inputs(s, name, version)
@@ -41,8 +46,10 @@ def run_learning(db_url: str | None, name: str, options: LearnOptions, *, versio
                                        source=f"learn {options.method}", parent=parent)
         if client is not None:
             save_calls(s, client.calls.records)
+        report.version, report.created = made.number, created
+        if on_commit is not None:
+            on_commit(s, report)
         s.commit()
-    report.version, report.created = made.number, created
     return report
 
 

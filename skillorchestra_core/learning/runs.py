@@ -52,14 +52,19 @@ def start_run(db_url: str | None, name: str, options: LearnOptions, actor: str =
 
 def update(db_url: str | None, run_id: int, **fields) -> None:
     with Session(get_engine(db_url)) as s:
-        run = s.get(LearningRun, run_id)
-        if run is None:
-            raise NotFound(f"no learning run with id {run_id}")
-        for k, v in fields.items():
-            setattr(run, k, v)
-        run.updated_at = utcnow()
-        s.add(run)
+        update_in(s, run_id, **fields)
         s.commit()
+
+
+def update_in(s: Session, run_id: int, **fields) -> None:
+    """Set a run's fields in the caller's transaction."""
+    run = s.get(LearningRun, run_id)
+    if run is None:
+        raise NotFound(f"no learning run with id {run_id}")
+    for k, v in fields.items():
+        setattr(run, k, v)
+    run.updated_at = utcnow()
+    s.add(run)
 
 
 def get_run(db_url: str | None, run_id: int) -> LearningRun:

@@ -29,9 +29,12 @@ def _work(db_url: str | None, run) -> str:
         progress[stage] = round(float(fraction), 4)
         runs.update(db_url, run_id, stage=stage, progress=dict(progress), detail=detail[:500])
 
+    def done(s, report) -> None:  # in the version's transaction: both are written, or neither
+        runs.update_in(s, run_id, status="done", version=report.version, report=report.to_dict())
+
     try:
-        report = run_learning(db_url, run.handbook_name, options, version=run.parent_version, progress=tell,
-                              cancelled=lambda: runs.cancel_requested(db_url, run_id))
+        run_learning(db_url, run.handbook_name, options, version=run.parent_version, progress=tell,
+                     cancelled=lambda: runs.cancel_requested(db_url, run_id), on_commit=done)
     except Cancelled as exc:
         runs.update(db_url, run_id, status="cancelled", error=str(exc))
         return "cancelled"
@@ -42,7 +45,6 @@ def _work(db_url: str | None, run) -> str:
         traceback.print_exc()
         runs.update(db_url, run_id, status="failed", error=f"{type(exc).__name__}: {exc}"[:2000])
         return "failed"
-    runs.update(db_url, run_id, status="done", version=report.version, report=report.to_dict())
     return "done"
 
 

@@ -10,6 +10,7 @@ import signal
 import time
 
 import numpy as np
+import pytest
 from support.crash import (
     FORCED,
     KillPoint,
@@ -139,3 +140,27 @@ def test_a_killed_learning_worker_is_interrupted_and_its_retry_makes_the_clean_v
           "retry made the clean version")
     dispose_engines()
     target.cleanup()
+
+
+def test_the_worker_marks_its_run_done_in_the_versions_own_transaction(any_db_url, tmp_path):
+    """A run that says it wrote no version wrote none: the version and the run's `done` commit together (a kill
+    between two commits once left a version under an 'interrupted' run)."""
+    url = any_db_url
+    with session(url) as s:
+        build_contrast(s, per_kind=40)
+        s.commit()
+    before = fingerprint(url)["versions"]
+
+    def refuse(s, report):
+        raise RuntimeError("the run's row cannot be written")
+
+    with pytest.raises(RuntimeError, match="cannot be written"):
+        run_learning(url, NAME, LearnOptions(task_labels=False), on_commit=refuse)
+    assert fingerprint(url)["versions"] == before  # nothing written without the run's row
+
+    run_id = runs.start_run(url, NAME, LearnOptions(task_labels=False))
+    done = _wait(url, run_id, ("done", "failed"))
+    assert done.status == "done", done.error
+    newest = fingerprint(url)["versions"][-1]
+    assert len(fingerprint(url)["versions"]) == len(before) + 1 and done.version == newest[1]
+    dispose_engines()
